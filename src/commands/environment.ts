@@ -1,0 +1,37 @@
+import { loadConfig } from "../config/load.ts";
+import { agentDir } from "../config/paths.ts";
+import { savedProjectTrust } from "../config/trust.ts";
+import type { EffectiveConfig } from "../config/types.ts";
+import type { CommandEnvironment, CredentialQueries } from "./types.ts";
+
+/** Until the OAuth credential store exists, no server has stored credentials. */
+export const NO_CREDENTIALS: CredentialQueries = {
+  has: async () => false,
+  remove: async () => false,
+};
+
+/**
+ * The CLI has no Pi session: it reads Pi's saved trust decision, which
+ * `--approve`/`-a` or `--no-approve`/`-na` override for this run only.
+ */
+export function cliCommandEnvironment(argv: readonly string[], cwd: string, env: NodeJS.ProcessEnv): CommandEnvironment {
+  const agent = agentDir(env);
+  const options = argv.slice(0, argv.includes("--") ? argv.indexOf("--") : undefined);
+  const override = options.some((arg) => arg === "--no-approve" || arg === "-na")
+    ? false
+    : options.some((arg) => arg === "--approve" || arg === "-a")
+      ? true
+      : undefined;
+  const savedTrust = override ?? savedProjectTrust(agent, cwd);
+  let config: Promise<EffectiveConfig> | undefined;
+  return {
+    surface: "cli",
+    agentDir: agent,
+    cwd,
+    env,
+    projectTrusted: savedTrust === true,
+    savedTrust,
+    credentials: NO_CREDENTIALS,
+    loadConfig: () => (config ??= loadConfig({ agentDir: agent, cwd, projectTrusted: savedTrust === true, env })),
+  };
+}

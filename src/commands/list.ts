@@ -1,0 +1,80 @@
+import type { EffectiveConfig, ServerEntry } from "../config/types.ts";
+import { createRedactor, safeText } from "../safety/text.ts";
+import type { CommandEnvironment, CommandResult, CommandSpec } from "./types.ts";
+
+export interface ListedServer {
+  readonly name: string;
+  readonly scope: "global" | "project";
+  readonly enabled: boolean;
+  readonly masked: boolean;
+  readonly transport: "stdio" | "http" | "sse";
+  readonly auth: "none" | "bearer" | "oauth";
+  readonly storedAuth: boolean;
+}
+
+/** The `list --json` document: a contract, documented in the README. */
+export interface ListDocument {
+  readonly valid: boolean;
+  readonly errors: readonly { readonly path: string; readonly message: string }[];
+  readonly servers: readonly ListedServer[];
+}
+
+export const listCommand: CommandSpec = {
+  name: "list",
+  surfaces: ["cli", "pi"],
+  summary: "List effective server definitions without connecting",
+  usage: "list [--json]",
+  positionals: [],
+  options: {
+    json: { type: "boolean", description: "Print one JSON document", only: "cli" },
+  },
+  async run(input, env): Promise<CommandResult> {
+    const config = await env.loadConfig();
+    const document = await listDocument(config, env);
+    return { exitCode: 0, output: formatList(document, config), ...(input.options.json ? { json: document } : {}) };
+  },
+};
+
+export async function listDocument(config: EffectiveConfig, env: CommandEnvironment): Promise<ListDocument> {
+  const redact = createRedactor(config.secrets);
+  const servers = await Promise.all(config.servers.map(async (server) => listed(server, await env.credentials.has(server.name))));
+  return {
+    valid: config.valid,
+    errors: config.issues.map((issue) => ({ path: issue.path, message: safeText(issue.message, redact) })),
+    servers,
+  };
+}
+
+function listed(server: ServerEntry, storedAuth: boolean): ListedServer {
+  const { name, scope, enabled, masked, transport, auth } = server;
+  return { name, scope, enabled, masked, transport, auth, storedAuth };
+}
+
+function formatList(document: ListDocument, config: EffectiveConfig): string {
+  const lines: string[] = [];
+  const project = config.sources.projectTrusted ? config.sources.projectPath : "not read (project not trusted)";
+  lines.push(`global settings: ${config.sources.globalPath}`, `project settings: ${project}`);
+  if (document.servers.length === 0) lines.push("No MCP servers are configured.");
+  else lines.push(...table(document.servers));
+  if (!document.valid) {
+    lines.push("", "Settings are invalid, so MCP is disabled:");
+    for (const error of document.errors) lines.push(`  ${error.path}: ${error.message}`);
+  }
+  return lines.join("\n");
+}
+
+function table(servers: readonly ListedServer[]): string[] {
+  const rows = [
+    ["NAME", "SCOPE", "STATE", "TRANSPORT", "AUTH", "STORED AUTH"],
+    ...servers.map((server) => [
+      server.name,
+      server.scope,
+      server.masked ? "masked" : server.enabled ? "enabled" : "disabled",
+      server.transport,
+      server.auth,
+      server.storedAuth ? "yes" : "no",
+    ]),
+  ];
+  const widths = rows[0]!.map((_, column) => Math.max(...rows.map((row) => row[column]!.length)));
+  return rows.map((row) => row.map((cell, column) => cell.padEnd(widths[column]!)).join("  ").trimEnd());
+}

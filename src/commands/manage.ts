@@ -1,0 +1,185 @@
+import { PiMcpError } from "../kernel/errors.ts";
+import { isRecord } from "../config/schema.ts";
+import { assertWritable, changeServers, isMask, mutationTarget, notDefined, type Target } from "./mutate.ts";
+import { usage } from "./parse.ts";
+import type { CommandEnvironment, CommandResult, CommandSpec, OptionSpec, ParsedInput } from "./types.ts";
+
+const LOCAL: OptionSpec = { type: "boolean", short: "l", description: "Write the project's settings (needs saved trust)" };
+
+export const addCommand: CommandSpec = {
+  name: "add",
+  surfaces: ["cli", "pi"],
+  summary: "Add or replace a server: `add <name> <url>` (remote) or `add <name> -- <command> [args...]` (local)",
+  usage: "add [-l] <name> <url> [--transport http|sse] [--header NAME=VALUE]... [--auth none|bearer|oauth] [--token T] [--client-id ID] [--client-secret S] [--redirect-uri URL] [--scope S]...\n       add [-l] <name> [--cwd DIR] [--env NAME=VALUE]... -- <command> [args...]",
+  positionals: [
+    { name: "name", description: "Server name", required: true },
+    { name: "url", description: "Remote server URL (omit for a local command after --)" },
+  ],
+  acceptsRest: true,
+  options: {
+    local: LOCAL,
+    transport: { type: "string", description: "Remote transport: http (default) or sse", valueHint: "http|sse" },
+    header: { type: "string", multiple: true, description: "HTTP header, repeatable", valueHint: "NAME=VALUE" },
+    auth: { type: "string", description: "Authentication: none, bearer or oauth", valueHint: "none|bearer|oauth" },
+    token: { type: "string", description: "Bearer token (write ${VAR} to keep it out of the file)", valueHint: "TOKEN" },
+    "client-id": { type: "string", description: "OAuth client id (or a Client ID Metadata Document URL)", valueHint: "ID" },
+    "client-secret": { type: "string", description: "OAuth client secret", valueHint: "SECRET" },
+    "redirect-uri": { type: "string", description: "OAuth loopback redirect URI", valueHint: "URL" },
+    scope: { type: "string", multiple: true, description: "OAuth scope, repeatable", valueHint: "SCOPE" },
+    environment: { type: "string", multiple: true, description: "Environment variable for a local server, repeatable", valueHint: "NAME=VALUE" },
+    env: { type: "string", multiple: true, description: "Same as --environment", valueHint: "NAME=VALUE" },
+    cwd: { type: "string", description: "Working folder of a local server", valueHint: "DIR" },
+  },
+  async run(input, env) {
+    const [name, url] = input.positionals as [string, string | undefined];
+    const definition = url !== undefined ? remoteDefinition(input, url) : localDefinition(input);
+    const target = mutationTarget(input, env);
+    assertWritable(name, definition, target);
+    let replaced = false;
+    await changeServers(target, (servers) => {
+      replaced = Object.hasOwn(servers, name);
+      servers[name] = definition;
+    });
+    await env.runtime?.settingsChanged(name, "connect");
+    return done(`${replaced ? "Replaced" : "Added"} ${target.scope} server "${name}" in ${target.file}`);
+  },
+};
+
+function remoteDefinition(input: ParsedInput, url: string): Record<string, unknown> {
+  if (input.rest) throw usage(addCommand, "give either <url> or `-- <command>`, not both");
+  for (const local of ["cwd", "environment", "env"]) {
+    if (input.options[local] !== undefined) throw usage(addCommand, `--${local} applies to local (command) servers only`);
+  }
+  const { transport, token } = input.options as Record<string, string | undefined>;
+  const definition: Record<string, unknown> = { url };
+  if (transport !== undefined) definition.transport = transport;
+  const headers = pairs(input, "header");
+  if (headers) definition.headers = headers;
+  const auth = authOf(input, token);
+  if (auth) definition.auth = auth;
+  return definition;
+}
+
+function authOf(input: ParsedInput, token: string | undefined): Record<string, unknown> | undefined {
+  const options = input.options as Record<string, string | string[] | undefined>;
+  const oauthFields = {
+    clientId: options["client-id"],
+    clientSecret: options["client-secret"],
+    redirectUri: options["redirect-uri"],
+    scopes: options.scope,
+  };
+  const hasOAuthFields = Object.values(oauthFields).some((value) => value !== undefined);
+  const type = (options.auth as string | undefined) ?? (token !== undefined ? "bearer" : hasOAuthFields ? "oauth" : undefined);
+  if (type === undefined) return undefined;
+  if (type !== "bearer" && token !== undefined) throw usage(addCommand, "--token goes with --auth bearer");
+  if (type !== "oauth" && hasOAuthFields) throw usage(addCommand, "--client-id, --client-secret, --redirect-uri and --scope go with --auth oauth");
+  if (type === "bearer") {
+    if (token === undefined) throw usage(addCommand, "--auth bearer needs --token");
+    return { type, token };
+  }
+  if (type === "oauth") {
+    return { type, ...Object.fromEntries(Object.entries(oauthFields).filter(([, value]) => value !== undefined)) };
+  }
+  return { type };
+}
+
+function localDefinition(input: ParsedInput): Record<string, unknown> {
+  const [command, ...args] = input.rest ?? [];
+  if (command === undefined) throw usage(addCommand, "give a <url>, or `-- <command> [args...]` for a local server");
+  for (const remote of ["transport", "header", "auth", "token", "client-id", "client-secret", "redirect-uri", "scope"]) {
+    if (input.options[remote] !== undefined) throw usage(addCommand, `--${remote} applies to remote (url) servers only`);
+  }
+  const definition: Record<string, unknown> = { command };
+  if (args.length > 0) definition.args = args;
+  if (typeof input.options.cwd === "string") definition.cwd = input.options.cwd;
+  const environment = { ...pairs(input, "environment"), ...pairs(input, "env") };
+  if (Object.keys(environment).length > 0) definition.environment = environment;
+  return definition;
+}
+
+/** Collects repeated `NAME=VALUE` options into an object. */
+function pairs(input: ParsedInput, option: string): Record<string, string> | undefined {
+  const values = input.options[option];
+  if (!Array.isArray(values) || values.length === 0) return undefined;
+  const out: Record<string, string> = {};
+  for (const pair of values) {
+    const at = pair.indexOf("=");
+    if (at <= 0) throw usage(addCommand, `--${option} takes NAME=VALUE (got "${pair.slice(0, 40)}")`);
+    out[pair.slice(0, at)] = pair.slice(at + 1);
+  }
+  return out;
+}
+
+export const removeCommand: CommandSpec = {
+  name: "remove",
+  surfaces: ["cli", "pi"],
+  summary: "Remove a server definition",
+  usage: "remove [-l] [--logout] <server>",
+  positionals: [{ name: "server", description: "Server name", required: true }],
+  options: { local: LOCAL, logout: { type: "boolean", description: "Also remove the server's stored credentials" } },
+  async run(input, env) {
+    const name = input.positionals[0]!;
+    const target = mutationTarget(input, env);
+    await changeServers(target, (servers) => {
+      if (!Object.hasOwn(servers, name)) throw notDefined(name, target);
+      delete servers[name];
+    });
+    await env.runtime?.settingsChanged(name, "disconnect");
+    const loggedOut = input.options.logout ? await env.credentials.remove(name) : false;
+    const credentials = input.options.logout ? (loggedOut ? " and its stored credentials" : " (it had no stored credentials)") : "";
+    return done(`Removed ${target.scope} server "${name}"${credentials} from ${target.file}`);
+  },
+};
+
+function toggleCommand(enable: boolean): CommandSpec {
+  const name = enable ? "enable" : "disable";
+  return {
+    name,
+    surfaces: ["cli", "pi"],
+    summary: enable ? "Enable a server" : "Disable a server",
+    usage: `${name} [-l] <server>`,
+    positionals: [{ name: "server", description: "Server name", required: true }],
+    options: { local: LOCAL },
+    async run(input, env) {
+      const server = input.positionals[0]!;
+      const target = mutationTarget(input, env);
+      const config = target.scope === "project" ? await env.loadConfig() : undefined;
+      const inherited = config?.servers.some((entry) => entry.name === server);
+      await changeServers(target, (servers) => setEnabled(servers, server, enable, target, inherited === true));
+      await env.runtime?.settingsChanged(server, enable ? "connect" : "disconnect");
+      return done(`${enable ? "Enabled" : "Disabled"} ${target.scope} server "${server}" in ${target.file}`);
+    },
+  };
+}
+
+/**
+ * Enabling drops `enabled: false` (a project mask is removed entirely, which
+ * reveals the global definition). Disabling a server the project only
+ * inherits writes a mask `{ "enabled": false }` into the project file.
+ */
+function setEnabled(servers: Record<string, unknown>, name: string, enable: boolean, target: Target, known: boolean): void {
+  const current = servers[name];
+  if (!Object.hasOwn(servers, name)) {
+    if (enable || target.scope !== "project" || !known) throw notDefined(name, target);
+    servers[name] = { enabled: false };
+    return;
+  }
+  if (current === null || isMask(current)) {
+    if (enable) delete servers[name];
+    return;
+  }
+  if (!isRecord(current)) throw new PiMcpError("invalid_settings", `mcp.servers.${name} in ${target.file} is not an object`);
+  const next = { ...current };
+  if (enable) delete next.enabled;
+  else next.enabled = false;
+  servers[name] = next;
+}
+
+export const enableCommand = toggleCommand(true);
+export const disableCommand = toggleCommand(false);
+
+function done(output: string): CommandResult {
+  return { exitCode: 0, output };
+}
+
+export type { CommandEnvironment };

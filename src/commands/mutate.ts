@@ -1,0 +1,56 @@
+import { updateMcpSettings } from "../config/files.ts";
+import { globalSettingsPath, projectSettingsPath } from "../config/paths.ts";
+import { checkRules, isMask } from "../config/resolve.ts";
+import { checkShape, isRecord } from "../config/schema.ts";
+import type { Scope } from "../config/types.ts";
+import { PiMcpError } from "../kernel/errors.ts";
+import type { CommandEnvironment, ParsedInput } from "./types.ts";
+
+export interface Target {
+  readonly scope: Scope;
+  readonly file: string;
+}
+
+/**
+ * Picks the file a mutation writes: global by default; the project's with
+ * `-l/--local`, only when Pi saved trust for the project (the CLI's
+ * `--approve`/`--no-approve` override that decision before it gets here).
+ */
+export function mutationTarget(input: ParsedInput, env: CommandEnvironment): Target {
+  if (!input.options.local) return { scope: "global", file: globalSettingsPath(env.agentDir) };
+  if (env.savedTrust !== true) {
+    throw new PiMcpError(
+      "not_trusted",
+      `project scope needs saved trust for ${env.cwd}: trust the project in Pi first${env.surface === "cli" ? " (or pass --approve)" : ""}`,
+    );
+  }
+  return { scope: "project", file: projectSettingsPath(env.cwd) };
+}
+
+type Servers = Record<string, unknown>;
+
+/** Applies `change` to the `servers` object of the target file's `mcp` value, under the file lock. */
+export async function changeServers(target: Target, change: (servers: Servers) => void): Promise<void> {
+  await updateMcpSettings(target.file, (mcp) => {
+    const next = { ...(mcp ?? {}) };
+    const servers: Servers = isRecord(next.servers) ? { ...next.servers } : {};
+    change(servers);
+    next.servers = servers;
+    return next;
+  });
+}
+
+/** Validates a definition about to be written, exactly as it would be read back (unexpanded). */
+export function assertWritable(name: string, definition: Record<string, unknown>, target: Target): void {
+  const shape = checkShape({ servers: { [name]: definition } }, target.file);
+  const problems = shape.length > 0 ? shape : checkRules(definition, `mcp.servers.${name}`);
+  if (problems.length > 0) {
+    throw new PiMcpError("invalid_settings", problems.map((problem) => `${problem.path}: ${problem.message}`).join("\n"));
+  }
+}
+
+export function notDefined(name: string, target: Target): PiMcpError {
+  return new PiMcpError("not_found", `server "${name}" is not defined in ${target.scope} settings (${target.file})`);
+}
+
+export { isMask };

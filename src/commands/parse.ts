@@ -1,0 +1,46 @@
+import { parseArgs, type ParseArgsConfig } from "node:util";
+import { PiMcpError } from "../kernel/errors.ts";
+import type { CommandSpec, OptionSpec, ParsedInput, Surface } from "./types.ts";
+
+/** Options every CLI command accepts: they override saved project trust for one run. */
+export const TRUST_OPTIONS: Readonly<Record<string, OptionSpec>> = {
+  approve: { type: "boolean", short: "a", description: "Trust the project for this run", only: "cli" },
+  "no-approve": { type: "boolean", description: "Do not trust the project for this run (-na)", only: "cli" },
+};
+
+/** Multi-letter short flags the spec names, mapped to their long forms. */
+const LONG_SHORTS: Readonly<Record<string, string>> = { "-na": "--no-approve" };
+
+/**
+ * Parses one command's arguments with Node's own parser. A bare `--` ends the
+ * options: what follows is kept verbatim for commands that take a command line.
+ */
+export function parseCommandArgs(spec: CommandSpec, argv: readonly string[], surface: Surface): ParsedInput {
+  const split = argv.indexOf("--");
+  const head = (split === -1 ? argv : argv.slice(0, split)).map((arg) => LONG_SHORTS[arg] ?? arg);
+  const rest = split === -1 ? undefined : argv.slice(split + 1);
+  if (rest && !spec.acceptsRest) throw usage(spec, "unexpected `--`");
+  const options: NonNullable<ParseArgsConfig["options"]> = {};
+  for (const [name, option] of Object.entries({ ...spec.options, ...TRUST_OPTIONS })) {
+    if (option.only && option.only !== surface) continue;
+    options[name] = { type: option.type, ...(option.short && { short: option.short }), ...(option.multiple && { multiple: true }) };
+  }
+  let parsed: ReturnType<typeof parseArgs>;
+  try {
+    parsed = parseArgs({ args: head, options, allowPositionals: true, strict: true });
+  } catch (error) {
+    throw usage(spec, (error as Error).message.replace(/\. To specify a positional.*$/s, ""));
+  }
+  const required = spec.positionals.filter((positional) => positional.required).length;
+  if (parsed.positionals.length < required) {
+    throw usage(spec, `missing <${spec.positionals[parsed.positionals.length]?.name}>`);
+  }
+  if (parsed.positionals.length > spec.positionals.length) {
+    throw usage(spec, `unexpected argument "${parsed.positionals[spec.positionals.length]}"`);
+  }
+  return { positionals: parsed.positionals, options: parsed.values as ParsedInput["options"], rest };
+}
+
+export function usage(spec: CommandSpec, problem: string): PiMcpError {
+  return new PiMcpError("usage", `${spec.name}: ${problem}\nusage: ${spec.usage}`);
+}

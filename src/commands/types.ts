@@ -1,0 +1,76 @@
+import type { EffectiveConfig, Scope } from "../config/types.ts";
+
+/** Which surface runs a command: the standalone CLI or `/mcp` inside Pi. */
+export type Surface = "cli" | "pi";
+
+export interface OptionSpec {
+  readonly type: "string" | "boolean";
+  readonly short?: string;
+  readonly multiple?: boolean;
+  readonly description: string;
+  readonly valueHint?: string;
+  /** Only accepted on this surface. */
+  readonly only?: Surface;
+}
+
+export interface PositionalSpec {
+  readonly name: string;
+  readonly description: string;
+  readonly required?: boolean;
+}
+
+export interface ParsedInput {
+  readonly positionals: readonly string[];
+  readonly options: Readonly<Record<string, string | boolean | string[] | undefined>>;
+  /** Everything after a bare `--` (the local server's command and its arguments). */
+  readonly rest: readonly string[] | undefined;
+}
+
+/** What a command produced; only the CLI entry turns `exitCode` into a process exit. */
+export interface CommandResult {
+  readonly exitCode: 0 | 1 | 2;
+  readonly output: string;
+  /** Printed instead of `output` when the caller asked for JSON. */
+  readonly json?: unknown;
+}
+
+/** Live-session effects of a mutation: a running Pi connects or disconnects after persisting. */
+export interface RuntimeControl {
+  settingsChanged(server: string, change: "connect" | "disconnect"): Promise<void>;
+}
+
+/** Stored-credential queries; the OAuth credential store answers them. */
+export interface CredentialQueries {
+  has(server: string): Promise<boolean>;
+  remove(server: string): Promise<boolean>;
+}
+
+/** Everything a command may touch, supplied by the surface that runs it. */
+export interface CommandEnvironment {
+  readonly surface: Surface;
+  readonly agentDir: string;
+  readonly cwd: string;
+  readonly env: NodeJS.ProcessEnv;
+  /** May the project's settings be read? */
+  readonly projectTrusted: boolean;
+  /** Pi's saved trust decision for the project (what `-l` requires). */
+  readonly savedTrust: boolean | null;
+  readonly credentials: CredentialQueries;
+  readonly runtime?: RuntimeControl;
+  /** Load the merged configuration (cached by the surface if it likes). */
+  loadConfig(): Promise<EffectiveConfig>;
+}
+
+export interface CommandSpec {
+  readonly name: string;
+  readonly surfaces: readonly Surface[];
+  readonly summary: string;
+  readonly usage: string;
+  readonly positionals: readonly PositionalSpec[];
+  readonly options: Readonly<Record<string, OptionSpec>>;
+  /** Whether a bare `--` introduces a command line. */
+  readonly acceptsRest?: boolean;
+  run(input: ParsedInput, env: CommandEnvironment): Promise<CommandResult>;
+}
+
+export type { Scope };

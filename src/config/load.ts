@@ -1,0 +1,31 @@
+import { fileIssue, readJsonFile } from "./files.ts";
+import { globalSettingsPath, projectSettingsPath } from "./paths.ts";
+import { resolveConfig, type ScopeSettings } from "./resolve.ts";
+import type { EffectiveConfig, Scope } from "./types.ts";
+
+export interface LoadOptions {
+  readonly agentDir: string;
+  readonly cwd: string;
+  /** Whether the project's settings may be read (Pi's trust, or the CLI's saved trust and flags). */
+  readonly projectTrusted: boolean;
+  readonly env?: NodeJS.ProcessEnv;
+}
+
+/** Reads both scopes and resolves the effective configuration. Never throws for bad content. */
+export async function loadConfig(options: LoadOptions): Promise<EffectiveConfig> {
+  const globalPath = globalSettingsPath(options.agentDir);
+  const projectPath = projectSettingsPath(options.cwd);
+  const global = await readScope("global", globalPath);
+  const project = options.projectTrusted ? await readScope("project", projectPath) : undefined;
+  return resolveConfig(global, project, options.env ?? process.env, {
+    globalPath,
+    projectPath,
+    projectTrusted: options.projectTrusted,
+  });
+}
+
+async function readScope(scope: Scope, file: string): Promise<ScopeSettings> {
+  const read = await readJsonFile(file);
+  if (read.problem) return { scope, file, mcp: undefined, readIssue: fileIssue(file, read.problem) };
+  return { scope, file, mcp: read.data?.mcp };
+}

@@ -1,0 +1,211 @@
+import { expandStrings, hasReference, type Expansion } from "./expand.ts";
+import { checkShape, formatPath, isRecord, type RawServer } from "./schema.ts";
+import {
+  DEFAULTS,
+  type AuthKind,
+  type ConfigIssue,
+  type ConfigSources,
+  type EffectiveConfig,
+  type RetryPolicy,
+  type Scope,
+  type ServerDefinition,
+  type ServerEntry,
+  type TransportKind,
+} from "./types.ts";
+
+/** One scope's `mcp` object as read from disk. */
+export interface ScopeSettings {
+  readonly scope: Scope;
+  readonly file: string;
+  /** The `mcp` value, or undefined when the file or the key is absent. */
+  readonly mcp: unknown;
+  /** Set when the file exists but could not be read or parsed. */
+  readonly readIssue?: ConfigIssue;
+}
+
+/**
+ * Merges the global and (trusted) project `mcp` objects by the spec's rules:
+ * top-level timeouts and retry fields merge field by field (project wins); a
+ * project server definition replaces the global one whole; a project `null`
+ * or `{ "enabled": false }` masks the global definition.
+ */
+export function resolveConfig(
+  global: ScopeSettings,
+  project: ScopeSettings | undefined,
+  env: NodeJS.ProcessEnv,
+  sources: ConfigSources,
+): EffectiveConfig {
+  const scopes = project ? [global, project] : [global];
+  const issues: ConfigIssue[] = [];
+  for (const settings of scopes) {
+    if (settings.readIssue) issues.push(settings.readIssue);
+    else if (settings.mcp !== undefined) issues.push(...checkShape(settings.mcp, settings.file));
+  }
+  const expansion: Expansion = { issues: [], secrets: new Set() };
+  const servers = mergeServers(global, project).map((candidate) => buildEntry(candidate, issues, expansion, env));
+  issues.push(...expansion.issues);
+  const [globalMcp, projectMcp] = [recordOf(global.mcp), recordOf(project?.mcp)];
+  return {
+    valid: issues.length === 0,
+    issues,
+    connectTimeoutMs: pickNumber("connectTimeoutMs", DEFAULTS.connectTimeoutMs, globalMcp, projectMcp),
+    requestTimeoutMs: pickNumber("requestTimeoutMs", DEFAULTS.requestTimeoutMs, globalMcp, projectMcp),
+    retry: mergeRetry(recordOf(globalMcp.retry), recordOf(projectMcp.retry)),
+    servers,
+    secrets: expansion.secrets,
+    sources,
+  };
+}
+
+interface Candidate {
+  readonly name: string;
+  readonly scope: Scope;
+  readonly file: string;
+  readonly raw: Record<string, unknown>;
+  readonly masked: boolean;
+}
+
+function mergeServers(global: ScopeSettings, project: ScopeSettings | undefined): Candidate[] {
+  const globalServers = recordOf(recordOf(global.mcp).servers);
+  const projectServers = recordOf(recordOf(project?.mcp).servers);
+  const names = [...new Set([...Object.keys(globalServers), ...Object.keys(projectServers)])].sort();
+  const candidates: Candidate[] = [];
+  for (const name of names) {
+    const inherited = globalServers[name];
+    if (project && Object.hasOwn(projectServers, name)) {
+      const own = projectServers[name];
+      if (own === null || isMask(own)) {
+        if (isRecord(inherited)) candidates.push({ name, scope: "global", file: global.file, raw: inherited, masked: true });
+        continue;
+      }
+      if (isRecord(own)) candidates.push({ name, scope: "project", file: project.file, raw: own, masked: false });
+      continue;
+    }
+    if (isRecord(inherited)) candidates.push({ name, scope: "global", file: global.file, raw: inherited, masked: false });
+  }
+  return candidates;
+}
+
+/** `{ "enabled": false }` and nothing else: hides an inherited definition. */
+export function isMask(value: unknown): boolean {
+  return isRecord(value) && Object.keys(value).length === 1 && value.enabled === false;
+}
+
+function buildEntry(candidate: Candidate, issues: ConfigIssue[], expansion: Expansion, env: NodeJS.ProcessEnv): ServerEntry {
+  const { name, scope, raw, masked, file } = candidate;
+  const transport = transportOf(raw);
+  const auth: AuthKind = isRecord(raw.auth) && typeof raw.auth.type === "string" ? (raw.auth.type as AuthKind) : "none";
+  const enabled = !masked && raw.enabled !== false;
+  const base = { name, scope, enabled, masked, transport, auth };
+  if (masked) return base;
+  const path = ["mcp", "servers", name];
+  const prefix = formatPath(path);
+  if (issues.some((issue) => issue.file === file && (issue.path === prefix || issue.path.startsWith(`${prefix}.`) || issue.path.startsWith(`${prefix}[`)))) {
+    return base; // its shape is already reported; relational rules would only repeat it
+  }
+  const expanded = expandStrings(raw as RawServer, env, path, expansion, enabled);
+  const problems = checkRules(expanded, prefix);
+  for (const message of problems) issues.push({ path: message.path, message: message.message, file });
+  if (problems.length > 0) return base;
+  rememberCredentials(expanded, expansion.secrets);
+  return { ...base, definition: toDefinition(expanded, enabled) };
+}
+
+/** Credentials written literally in settings are as secret as expanded ones. */
+function rememberCredentials(server: RawServer, secrets: Set<string>): void {
+  if (server.auth?.type === "bearer") secrets.add(server.auth.token);
+  if (server.auth?.type === "oauth" && server.auth.clientSecret) secrets.add(server.auth.clientSecret);
+}
+
+function transportOf(raw: Record<string, unknown>): TransportKind {
+  if (raw.transport === "sse" || raw.transport === "http" || raw.transport === "stdio") return raw.transport;
+  return typeof raw.url === "string" ? "http" : "stdio";
+}
+
+const PROCESS_FIELDS = ["args", "cwd", "environment"] as const;
+const REMOTE_FIELDS = ["headers", "auth"] as const;
+const LOOPBACK_HOSTS = new Set(["127.0.0.1", "localhost", "[::1]"]);
+
+/** The rules that relate fields to each other, checked after expansion. */
+export function checkRules(server: RawServer, prefix: string): ConfigIssue[] {
+  const problems: ConfigIssue[] = [];
+  const at = (field: string, message: string) => problems.push({ path: `${prefix}${field ? `.${field}` : ""}`, message });
+  const hasCommand = server.command !== undefined;
+  const hasUrl = server.url !== undefined;
+  if (hasCommand === hasUrl) {
+    at("", hasCommand ? "must have either command or url, not both" : "must have command (local) or url (remote)");
+    return problems;
+  }
+  if (hasCommand) {
+    if (server.transport && server.transport !== "stdio") at("transport", `must be "stdio" for a command definition (was "${server.transport}")`);
+    for (const field of REMOTE_FIELDS) if (server[field] !== undefined) at(field, "is not allowed on a local (command) definition");
+    return problems;
+  }
+  if (server.transport === "stdio") at("transport", 'must be "http" or "sse" for a url definition (was "stdio")');
+  for (const field of PROCESS_FIELDS) if (server[field] !== undefined) at(field, "is not allowed on a remote (url) definition");
+  if (server.url && !hasReference(server.url) && !isHttpUrl(server.url)) at("url", "must be an absolute http:// or https:// URL");
+  const auth = server.auth;
+  if (auth?.type === "bearer" && Object.keys(server.headers ?? {}).some((header) => header.toLowerCase() === "authorization")) {
+    at("auth", "bearer authentication cannot be combined with a configured Authorization header");
+  }
+  if (auth?.type === "oauth" && auth.redirectUri && !hasReference(auth.redirectUri) && !isLoopbackHttpUrl(auth.redirectUri)) {
+    at("auth.redirectUri", "must be an http:// loopback URL (127.0.0.1, localhost or [::1])");
+  }
+  return problems;
+}
+
+function isHttpUrl(text: string): boolean {
+  const url = URL.parse(text);
+  return url !== null && (url.protocol === "http:" || url.protocol === "https:") && url.hostname !== "";
+}
+
+export function isLoopbackHttpUrl(text: string): boolean {
+  const url = URL.parse(text);
+  return url !== null && url.protocol === "http:" && LOOPBACK_HOSTS.has(url.hostname);
+}
+
+function toDefinition(server: RawServer, enabled: boolean): ServerDefinition {
+  const common = {
+    enabled,
+    ...(server.connectTimeoutMs !== undefined && { connectTimeoutMs: server.connectTimeoutMs }),
+    ...(server.requestTimeoutMs !== undefined && { requestTimeoutMs: server.requestTimeoutMs }),
+    ...(server.tools !== undefined && { tools: server.tools }),
+  };
+  if (server.command !== undefined) {
+    return {
+      ...common,
+      transport: "stdio",
+      command: server.command,
+      args: server.args ?? [],
+      ...(server.cwd !== undefined && { cwd: server.cwd }),
+      environment: server.environment ?? {},
+    };
+  }
+  return {
+    ...common,
+    transport: server.transport === "sse" ? "sse" : "http",
+    url: server.url as string,
+    headers: server.headers ?? {},
+    ...(server.auth !== undefined && { auth: server.auth }),
+  };
+}
+
+function recordOf(value: unknown): Record<string, unknown> {
+  return isRecord(value) ? value : {};
+}
+
+function pickNumber(key: string, fallback: number, ...layers: Record<string, unknown>[]): number {
+  let value = fallback;
+  for (const layer of layers) if (typeof layer[key] === "number") value = layer[key] as number;
+  return value;
+}
+
+function mergeRetry(global: Record<string, unknown>, project: Record<string, unknown>): RetryPolicy {
+  const pick = (key: keyof RetryPolicy) => pickNumber(key, DEFAULTS.retry[key], global, project);
+  return {
+    maxRetries: pick("maxRetries"),
+    initialDelayMs: pick("initialDelayMs"),
+    maxDelayMs: pick("maxDelayMs"),
+    backoffFactor: pick("backoffFactor"),
+  };
+}

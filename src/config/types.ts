@@ -1,0 +1,102 @@
+/** Where a definition came from. */
+export type Scope = "global" | "project";
+export type TransportKind = "stdio" | "http" | "sse";
+export type AuthKind = "none" | "bearer" | "oauth";
+
+export interface RetryPolicy {
+  readonly maxRetries: number;
+  readonly initialDelayMs: number;
+  readonly maxDelayMs: number;
+  readonly backoffFactor: number;
+}
+
+export interface ToolFilter {
+  readonly include?: readonly string[];
+  readonly exclude?: readonly string[];
+}
+
+export type AuthConfig =
+  | { readonly type: "none" }
+  | { readonly type: "bearer"; readonly token: string }
+  | {
+      readonly type: "oauth";
+      readonly clientId?: string;
+      readonly clientSecret?: string;
+      readonly redirectUri?: string;
+      readonly scopes?: readonly string[];
+    };
+
+interface DefinitionCommon {
+  readonly enabled: boolean;
+  readonly connectTimeoutMs?: number;
+  readonly requestTimeoutMs?: number;
+  readonly tools?: ToolFilter;
+}
+
+export interface StdioDefinition extends DefinitionCommon {
+  readonly transport: "stdio";
+  readonly command: string;
+  readonly args: readonly string[];
+  readonly cwd?: string;
+  readonly environment: Readonly<Record<string, string>>;
+}
+
+export interface RemoteDefinition extends DefinitionCommon {
+  readonly transport: "http" | "sse";
+  readonly url: string;
+  readonly headers: Readonly<Record<string, string>>;
+  readonly auth?: AuthConfig;
+}
+
+/** A validated server definition with every `${NAME}` already expanded. */
+export type ServerDefinition = StdioDefinition | RemoteDefinition;
+
+/** One named server as the merged configuration sees it. */
+export interface ServerEntry {
+  readonly name: string;
+  /** The scope whose definition is in effect (for a masked server: the masked definition's scope). */
+  readonly scope: Scope;
+  readonly enabled: boolean;
+  /** A project `null` or `{ "enabled": false }` hides the global definition. */
+  readonly masked: boolean;
+  readonly transport: TransportKind;
+  readonly auth: AuthKind;
+  /** Present when the definition validated and expanded; absent for masked or broken entries. */
+  readonly definition?: ServerDefinition;
+}
+
+export interface ConfigIssue {
+  /** Dotted settings path, e.g. `mcp.servers.docs.auth.type`. */
+  readonly path: string;
+  readonly message: string;
+  /** The file the problem is in, when it is about one file. */
+  readonly file?: string;
+}
+
+export interface EffectiveConfig {
+  readonly valid: boolean;
+  readonly issues: readonly ConfigIssue[];
+  readonly connectTimeoutMs: number;
+  readonly requestTimeoutMs: number;
+  readonly retry: RetryPolicy;
+  /** Sorted by name. When `valid` is false the host connects nothing. */
+  readonly servers: readonly ServerEntry[];
+  /** Every value substituted for a `${NAME}`: redacted wherever text leaves the host. */
+  readonly secrets: ReadonlySet<string>;
+  readonly sources: ConfigSources;
+}
+
+export interface ConfigSources {
+  readonly globalPath: string;
+  readonly projectPath: string;
+  /** Whether the project file was read. */
+  readonly projectTrusted: boolean;
+}
+
+export const DEFAULTS = Object.freeze({
+  connectTimeoutMs: 10_000,
+  requestTimeoutMs: 60_000,
+  retry: Object.freeze({ maxRetries: 2, initialDelayMs: 1_000, maxDelayMs: 30_000, backoffFactor: 1.5 }),
+  shutdownBudgetMs: 5_000,
+  oauthRedirectUri: "http://127.0.0.1:19876/mcp/oauth/callback",
+});

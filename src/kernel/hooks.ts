@@ -1,0 +1,69 @@
+import {
+  AsyncParallelHook,
+  AsyncSeriesBailHook,
+  AsyncSeriesHook,
+  AsyncSeriesWaterfallHook,
+  SyncHook,
+  SyncWaterfallHook,
+} from "tapable";
+import type {
+  ClientCapabilitiesDraft,
+  ConnectionContext,
+  HostContext,
+  LiveConnection,
+  MappedResult,
+  RenderContext,
+  RenderModel,
+  ResultContext,
+  SpillRequest,
+  SpillResult,
+  ToolNameContext,
+  TransportContext,
+  AuthContext,
+  TransportHandle,
+  AuthHandle,
+} from "./types.ts";
+
+/**
+ * Every kernel hook, in one place. Only the kernel and the host call hooks;
+ * plugins tap them, always with their own name.
+ *
+ * - Bail hooks: the first plugin that answers wins (transport, auth, spill).
+ * - Waterfall hooks: each tap refines the value and must return it
+ *   (capabilities, tool names, result mapping, rendering).
+ * - Series/parallel hooks: lifecycle notifications.
+ */
+export function createHooks() {
+  return Object.freeze({
+    /** A host started for a Pi session (or a CLI run); plugins set up per-host state. */
+    hostStart: new AsyncSeriesHook<[HostContext]>(["host"]),
+    /** The host is shutting down; taps release what they own. Runs in parallel, bounded by the host. */
+    hostShutdown: new AsyncParallelHook<[HostContext]>(["host"]),
+
+    /** Which client capabilities to declare to a server; features add theirs. */
+    clientCapabilities: new SyncWaterfallHook<[ClientCapabilitiesDraft, ConnectionContext]>(["capabilities", "connection"]),
+    /** A client was built and is about to connect: register request and notification handlers. */
+    clientCreated: new SyncHook<[LiveConnection]>(["connection"]),
+    /** A server finished connecting (and its catalogs are loaded). */
+    serverConnected: new AsyncSeriesHook<[LiveConnection]>(["connection"]),
+    /** A server connection ended, for whatever reason. */
+    serverDisconnected: new SyncHook<[ConnectionContext, string]>(["connection", "reason"]),
+
+    /** Build the SDK transport for a server definition. */
+    createTransport: new AsyncSeriesBailHook<[TransportContext], TransportHandle | undefined>(["transport"]),
+    /** Supply authentication (an SDK auth provider and/or headers) for a remote server. */
+    auth: new AsyncSeriesBailHook<[AuthContext], AuthHandle | undefined>(["auth"]),
+
+    /** Turn an MCP tool name into a Pi tool name. */
+    toolName: new SyncWaterfallHook<[string, ToolNameContext]>(["name", "context"]),
+    /** Map an MCP result to Pi content; one mapper per content type, third parties may add theirs. */
+    mapResult: new AsyncSeriesWaterfallHook<[MappedResult, ResultContext]>(["result", "context"]),
+    /** Keep oversized output somewhere private; the first plugin that stores it answers. */
+    spill: new AsyncSeriesBailHook<[SpillRequest], SpillResult | undefined>(["request"]),
+    /** Refine how a tool call or result is presented in Pi's TUI. */
+    render: new SyncWaterfallHook<[RenderModel, RenderContext]>(["model", "context"]),
+  });
+}
+
+export type KernelHooks = ReturnType<typeof createHooks>;
+export type HookName = keyof KernelHooks;

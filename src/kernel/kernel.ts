@@ -1,0 +1,79 @@
+import { createHooks, type KernelHooks } from "./hooks.ts";
+import { PluginHookError } from "./errors.ts";
+
+/** An internal or third-party plugin: `apply` only taps hooks. */
+export interface KernelPlugin {
+  readonly name: string;
+  apply(kernel: Kernel): void;
+}
+
+type AnyFn = (...args: unknown[]) => unknown;
+
+/** Named stages for tap ordering (lower runs first). */
+export const STAGE = Object.freeze({
+  /** Third-party overrides that must see a value before the built-ins. */
+  BEFORE_BUILTIN: -100,
+  BUILTIN: 0,
+  /** Fallbacks that only act on what nobody else handled. */
+  FALLBACK: 100,
+});
+
+/**
+ * The kernel owns the hooks. Every tap is wrapped so that a failure names
+ * the plugin (the tap name) and the hook it failed in.
+ */
+export class Kernel {
+  readonly hooks: KernelHooks;
+  readonly plugins: readonly string[];
+
+  constructor(plugins: readonly KernelPlugin[]) {
+    this.hooks = createHooks();
+    for (const [hookName, hook] of Object.entries(this.hooks)) {
+      hook.intercept({ register: (tap) => ({ ...tap, fn: wrapTap(tap.type, tap.name, hookName, tap.fn as AnyFn) }) });
+    }
+    const names: string[] = [];
+    for (const plugin of plugins) {
+      if (names.includes(plugin.name)) throw new Error(`plugin "${plugin.name}" is listed twice`);
+      plugin.apply(this);
+      names.push(plugin.name);
+    }
+    this.plugins = Object.freeze(names);
+  }
+
+  has(pluginName: string): boolean {
+    return this.plugins.includes(pluginName);
+  }
+}
+
+function wrapTap(type: string, plugin: string, hook: string, fn: AnyFn): AnyFn {
+  const named = (error: unknown) => (error instanceof PluginHookError ? error : new PluginHookError(plugin, hook, error));
+  const fail = (error: unknown): never => {
+    throw named(error);
+  };
+  if (type === "promise") {
+    return (...args) => {
+      try {
+        return Promise.resolve(fn(...args)).catch(fail);
+      } catch (error) {
+        return fail(error);
+      }
+    };
+  }
+  if (type === "async") {
+    return (...args) => {
+      const callback = args.pop() as (error?: unknown, result?: unknown) => void;
+      try {
+        fn(...args, (error?: unknown, result?: unknown) => (error ? callback(named(error)) : callback(null, result)));
+      } catch (error) {
+        callback(named(error));
+      }
+    };
+  }
+  return (...args) => {
+    try {
+      return fn(...args);
+    } catch (error) {
+      return fail(error);
+    }
+  };
+}

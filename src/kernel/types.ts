@@ -1,0 +1,103 @@
+import type { AuthProvider, Client, ClientCapabilities, Transport } from "@modelcontextprotocol/client";
+import type { EffectiveConfig, ServerEntry } from "../config/types.ts";
+
+/** Replaces every exact secret value resolved from settings with a placeholder. */
+export type Redactor = (text: string) => string;
+
+/** What a host (one Pi session, or one CLI run) knows about its surroundings. */
+export interface HostContext {
+  readonly cwd: string;
+  readonly agentDir: string;
+  /** Private folder for this host's files (spills, saved binaries, logs). */
+  readonly privateDir: string;
+  readonly config: EffectiveConfig;
+  readonly redact: Redactor;
+}
+
+/** One server definition being connected by a host. */
+export interface ConnectionContext {
+  readonly host: HostContext;
+  readonly server: ServerEntry;
+  /** Appends to the server's retained log (stderr and MCP logging). */
+  readonly log: (text: string) => void;
+}
+
+export type ClientCapabilitiesDraft = ClientCapabilities;
+
+/** A connection whose SDK client exists; handlers are registered on `client`. */
+export interface LiveConnection extends ConnectionContext {
+  readonly client: Client;
+  /** True while this connection may still deliver work to its session. */
+  isCurrent(): boolean;
+}
+
+export interface AuthHandle {
+  readonly authProvider?: AuthProvider;
+  readonly headers?: Readonly<Record<string, string>>;
+}
+
+export interface TransportContext extends ConnectionContext {
+  readonly auth: AuthHandle | undefined;
+}
+
+export type AuthContext = ConnectionContext;
+
+export interface TransportHandle {
+  readonly transport: Transport;
+  /** The child's process id for stdio transports. */
+  readonly pid?: number;
+}
+
+export interface ToolNameContext {
+  readonly server: string;
+  readonly tool: string;
+}
+
+/** Pi-native content: text or an image. */
+export type PiContent = { type: "text"; text: string } | { type: "image"; data: string; mimeType: string };
+
+/** One MCP content block and what the mappers made of it so far. */
+export interface MappedBlock {
+  readonly source: Readonly<Record<string, unknown>> & { type: string };
+  output?: PiContent[];
+}
+
+export interface MappedResult {
+  blocks: MappedBlock[];
+  /** Extra model-visible text appended after the blocks (e.g. structured content). */
+  trailer: PiContent[];
+  details: Record<string, unknown>;
+  isError: boolean;
+}
+
+export interface ResultContext {
+  readonly host: HostContext;
+  readonly server: string;
+  /** The MCP operation (tool name, or resource URI for resource reads). */
+  readonly operation: string;
+  readonly raw: Readonly<Record<string, unknown>>;
+  /** Saves bytes privately and returns the file path. */
+  saveFile(bytes: Uint8Array, hint: { mimeType?: string; name?: string }): Promise<string>;
+}
+
+export interface SpillRequest {
+  readonly host: HostContext;
+  readonly server: string;
+  readonly operation: string;
+  readonly text: string;
+}
+
+export interface SpillResult {
+  readonly path: string;
+}
+
+export interface RenderModel {
+  title: string;
+  lines: string[];
+}
+
+export interface RenderContext {
+  readonly server: string;
+  readonly operation: string;
+  readonly expanded: boolean;
+}

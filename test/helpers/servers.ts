@@ -1,0 +1,174 @@
+// Helpers to locate and run the fixture MCP servers (test/fixtures/servers) and
+// the reference server-everything. Every spawned server binds 127.0.0.1 (or, for
+// server-everything, all interfaces; connect via 127.0.0.1) and is stopped by
+// `stop()`, which kills it and waits for it to exit.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { connect, createServer } from 'node:net';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const repoRoot = fileURLToPath(new URL('../..', import.meta.url));
+const fixturesDir = path.join(repoRoot, 'test/fixtures/servers');
+
+/** A server process listening on a loopback port. */
+export interface RunningServer {
+  /** The MCP endpoint: `/mcp` for Streamable HTTP, `/sse` for SSE. */
+  url: string;
+  /** `http://127.0.0.1:<port>`, for side routes like a fixture's `/drop-sessions`. */
+  baseUrl: string;
+  port: number;
+  process: ChildProcess;
+  /** Kills the process (SIGTERM, then SIGKILL after 3 s) and resolves once it has exited. */
+  stop(): Promise<void>;
+}
+
+/** Absolute path of a fixture server; `name` with or without `.mjs` (e.g. `'basic'`). */
+export function fixturePath(name: string): string {
+  const file = path.join(fixturesDir, name.endsWith('.mjs') ? name : `${name}.mjs`);
+  if (!existsSync(file)) throw new Error(`No such fixture server: ${file}`);
+  return file;
+}
+
+/** Absolute path of server-everything's entry script (`node <it> stdio|sse|streamableHttp`). */
+export function everythingPath(): string {
+  return path.join(repoRoot, 'node_modules/@modelcontextprotocol/server-everything/dist/index.js');
+}
+
+/** A Node >= 22 binary: the current one if it qualifies, else the project's `node` package. */
+export function nodePath(): string {
+  if (Number(process.versions.node.split('.')[0]) >= 22) return process.execPath;
+  return path.join(repoRoot, 'node_modules/node/bin/node');
+}
+
+/**
+ * Stdio launch parameters for a fixture, shaped for `StdioClientTransport`
+ * (`{ command, args, env }`). Note the SDK transport merges `env` over its own
+ * small default environment (HOME, LOGNAME, PATH, SHELL, TERM, USER).
+ */
+export function fixtureCommand(name: string, env: Record<string, string> = {}): { command: string; args: string[]; env: Record<string, string> } {
+  return { command: nodePath(), args: [fixturePath(name)], env };
+}
+
+/** A currently free TCP port on 127.0.0.1 (free when asked: the caller binds it next). */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.unref();
+    server.on('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port'))));
+    });
+  });
+}
+
+/** Keeps the last few KiB a process wrote, for error messages; also keeps its pipes drained. */
+function captureOutput(child: ChildProcess): () => string {
+  let tail = '';
+  const keep = (chunk: Buffer) => {
+    tail = (tail + chunk.toString()).slice(-4096);
+  };
+  child.stdout?.on('data', keep);
+  child.stderr?.on('data', keep);
+  return () => tail;
+}
+
+function exited(child: ChildProcess): boolean {
+  return child.exitCode !== null || child.signalCode !== null;
+}
+
+function stopper(child: ChildProcess): () => Promise<void> {
+  return async () => {
+    if (exited(child)) return;
+    const done = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+    child.kill('SIGTERM');
+    const timer = setTimeout(() => child.kill('SIGKILL'), 3000);
+    await done;
+    clearTimeout(timer);
+  };
+}
+
+/** Resolves once `port` accepts a TCP connection; rejects if `child` exits first or after `timeoutMs`. */
+async function waitForPort(port: number, child: ChildProcess, output: () => string, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    if (exited(child)) throw new Error(`Server exited (code ${child.exitCode}, signal ${child.signalCode}) before listening on ${port}:\n${output()}`);
+    const open = await new Promise<boolean>((resolve) => {
+      const socket = connect(port, '127.0.0.1');
+      socket.once('connect', () => {
+        socket.destroy();
+        resolve(true);
+      });
+      socket.once('error', () => resolve(false));
+    });
+    if (open) return;
+    if (Date.now() > deadline) throw new Error(`Server did not listen on ${port} within ${timeoutMs} ms:\n${output()}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+/**
+ * Starts server-everything over Streamable HTTP (`url` ends in `/mcp`) or SSE
+ * (`url` ends in `/sse`; it posts to `/message`) on a free port.
+ */
+export async function startEverything(mode: 'streamableHttp' | 'sse', { timeoutMs = 15_000 } = {}): Promise<RunningServer> {
+  let lastError: unknown;
+  for (let attempt = 0; attempt < 3; attempt++) {
+    const port = await freePort();
+    const child = spawn(nodePath(), [everythingPath(), mode], {
+      env: { ...process.env, PORT: String(port) },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    const output = captureOutput(child);
+    const stop = stopper(child);
+    try {
+      await waitForPort(port, child, output, timeoutMs);
+    } catch (error) {
+      lastError = error; // most likely the port was taken in between: try another
+      await stop();
+      continue;
+    }
+    const baseUrl = `http://127.0.0.1:${port}`;
+    return { url: `${baseUrl}${mode === 'sse' ? '/sse' : '/mcp'}`, baseUrl, port, process: child, stop };
+  }
+  throw lastError;
+}
+
+/**
+ * Starts an HTTP fixture (e.g. `'http-basic'`) as `node <fixture> 0 ...args`, and
+ * resolves once it prints `LISTENING <port>`. Its stdin is a pipe held by this
+ * process, so the fixture also exits if the test process dies.
+ */
+export async function startHttpFixture(name: string, args: string[] = [], { timeoutMs = 10_000, env = {} as Record<string, string> } = {}): Promise<RunningServer> {
+  const child = spawn(nodePath(), [fixturePath(name), '0', ...args], {
+    env: { ...process.env, ...env },
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
+  const output = captureOutput(child);
+  const stop = stopper(child);
+  try {
+    const port = await new Promise<number>((resolve, reject) => {
+      let seen = '';
+      const timer = setTimeout(() => reject(new Error(`${name} did not print LISTENING within ${timeoutMs} ms:\n${output()}`)), timeoutMs);
+      const onData = (chunk: Buffer) => {
+        seen += chunk.toString();
+        const match = /LISTENING (\d+)/.exec(seen);
+        if (!match) return;
+        clearTimeout(timer);
+        child.stdout?.off('data', onData);
+        resolve(Number(match[1]));
+      };
+      child.stdout?.on('data', onData);
+      child.once('exit', (code, signal) => {
+        clearTimeout(timer);
+        reject(new Error(`${name} exited (code ${code}, signal ${signal}) before listening:\n${output()}`));
+      });
+    });
+    const baseUrl = `http://127.0.0.1:${port}`;
+    return { url: `${baseUrl}/mcp`, baseUrl, port, process: child, stop };
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+}

@@ -1,0 +1,14 @@
+import { Client } from '@modelcontextprotocol/client';
+import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
+const fixture = process.argv[2];
+const mode = process.argv[3];
+const c = new Client({ name: 't', version: '1' }, mode ? { versionNegotiation: { mode: mode === 'auto' ? 'auto' : { pin: mode } } } : {});
+const t = new StdioClientTransport({ command: process.execPath, args: [fixture], env: { FIXTURE_INSTRUCTIONS: 'hi there' }, stderr: 'inherit' });
+await c.connect(t);
+console.log('era', c.getProtocolEra(), c.getNegotiatedProtocolVersion(), c.getInstructions());
+const tl = await c.listTools();
+console.log(JSON.stringify(tl).slice(0, 800));
+console.log(JSON.stringify(await c.callTool({ name: 'echo', arguments: { text: 'yo' } })));
+console.log(JSON.stringify(await c.callTool({ name: 'add', arguments: { a: 1, b: 2 } })));
+console.log(JSON.stringify(await c.callTool({ name: 'env', arguments: {} })).slice(0, 300));
+await c.close();

@@ -1,0 +1,13 @@
+import { Client } from '@modelcontextprotocol/client';
+import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
+const [fixture, mode, ...rest] = process.argv.slice(2);
+const env = Object.fromEntries(rest.map((kv) => kv.split('=')));
+const c = new Client({ name: 't', version: '1' }, mode && mode !== 'legacy' ? { versionNegotiation: { mode: mode === 'auto' ? 'auto' : { pin: mode } } } : {});
+c.onerror = (e) => console.log('ONERROR', e.message);
+const t = new StdioClientTransport({ command: process.execPath, args: [fixture], env, stderr: 'inherit' });
+await c.connect(t, { timeout: 5000 });
+console.log('era', c.getProtocolEra(), c.getNegotiatedProtocolVersion());
+globalThis.c = c;
+const code = process.env.CODE;
+await eval(`(async () => { ${code} })()`);
+await c.close();

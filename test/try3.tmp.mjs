@@ -1,0 +1,13 @@
+import { Client } from '@modelcontextprotocol/client';
+import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
+let n = 0, last;
+const c = new Client({ name: 't', version: '1' }, { versionNegotiation: { mode: { pin: '2026-07-28' } }, listChanged: { tools: { debounceMs: 0, onChanged: (e, tools) => { n++; last = tools?.map(t => t.name) } } } });
+c.onerror = (e) => console.log('ONERROR', e.message);
+let raw = 0;
+await c.connect(new StdioClientTransport({ command: process.execPath, args: ['test/fixtures/servers/list-changed.mjs'] }));
+console.log('sub', !!c.autoOpenedSubscription);
+console.log(JSON.stringify(await c.callTool({ name: 'churn', arguments: { count: 5 } })));
+await new Promise(r => setTimeout(r, 500));
+console.log('onChanged', n, last);
+const sub = await c.listen({ toolsListChanged: true }).catch(e => console.log('listen err', e.message));
+await c.close();
