@@ -147,9 +147,16 @@ export function killProcessTree(pid: number): void {
   }
 }
 
+// Detached children do not die with the test process: kill any still running when it exits.
+const live = new Set<number>();
+process.on("exit", () => live.forEach(killProcessTree));
+
 function spawnPi(args: string[], env: Record<string, string>, cwd: string, stdin: "ignore" | "pipe"): ChildProcess {
   // detached: own process group, so the whole group can be killed.
-  return spawn(NODE, args, { cwd, env, stdio: [stdin, "pipe", "pipe"], detached: true });
+  const child = spawn(NODE, args, { cwd, env, stdio: [stdin, "pipe", "pipe"], detached: true });
+  if (child.pid) live.add(child.pid);
+  child.on("exit", () => live.delete(child.pid!));
+  return child;
 }
 
 export interface PiRunResult {

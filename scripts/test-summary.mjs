@@ -1,0 +1,21 @@
+// Prints "N passed, N failed" from a vitest JSON report; exits 1 when anything
+// failed, the report is missing, or no test ran at all.
+import { readFileSync } from "node:fs";
+
+const file = process.argv[2] ?? ".vitest-report.json";
+let report;
+try {
+  report = JSON.parse(readFileSync(file, "utf8"));
+} catch {
+  console.log("0 passed, 1 failed");
+  process.exit(1);
+}
+const passed = report.numPassedTests ?? 0;
+// Suites that failed to load count as failures too.
+const failed = (report.numFailedTests ?? 0) + (report.numFailedTestSuites ?? 0) - countSuitesWithFailedTests(report);
+console.log(`${passed} passed, ${failed} failed`);
+process.exit(failed > 0 || passed === 0 ? 1 : 0);
+
+function countSuitesWithFailedTests(data) {
+  return (data.testResults ?? []).filter((suite) => (suite.assertionResults ?? []).some((test) => test.status === "failed")).length;
+}

@@ -1,0 +1,51 @@
+/** The newest bytes a server log keeps (stderr and MCP logging together). */
+export const RETAINED_LOG_BYTES = 256 * 1024;
+
+/**
+ * A bounded text log: appends are cheap and memory stays at most `limit`
+ * bytes (plus one chunk) however much a server writes.
+ */
+export class RetainedLog {
+  private chunks: Buffer[] = [];
+  private size = 0;
+  private dropped = 0;
+
+  constructor(private readonly limit = RETAINED_LOG_BYTES) {}
+
+  append(data: string | Buffer): void {
+    let chunk = typeof data === "string" ? Buffer.from(data, "utf8") : data;
+    if (chunk.length > this.limit) {
+      this.dropped += chunk.length - this.limit;
+      chunk = chunk.subarray(chunk.length - this.limit);
+    }
+    this.chunks.push(chunk);
+    this.size += chunk.length;
+    while (this.size > this.limit) {
+      const first = this.chunks[0]!;
+      const excess = this.size - this.limit;
+      if (first.length <= excess) {
+        this.chunks.shift();
+        this.size -= first.length;
+        this.dropped += first.length;
+      } else {
+        this.chunks[0] = first.subarray(excess);
+        this.size -= excess;
+        this.dropped += excess;
+      }
+    }
+  }
+
+  /** The retained text (a leading partial character from trimming is dropped). */
+  text(): string {
+    return Buffer.concat(this.chunks).toString("utf8").replace(/^\uFFFD+/, "");
+  }
+
+  get bytes(): number {
+    return this.size;
+  }
+
+  /** How many older bytes were discarded to stay within the limit. */
+  get droppedBytes(): number {
+    return this.dropped;
+  }
+}
