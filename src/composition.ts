@@ -1,5 +1,12 @@
 import { Kernel, type KernelPlugin } from "./kernel/kernel.ts";
 import type { CommandSpec } from "./commands/types.ts";
+import { RUNTIME_COMMANDS } from "./commands/runtime.ts";
+import { StdioTransportPlugin } from "../plugins/transports/stdio.ts";
+import { SseTransportPlugin, StreamableHttpTransportPlugin } from "../plugins/transports/http.ts";
+import { BearerAuthPlugin } from "../plugins/auth-bearer/index.ts";
+import { ToolNamesPlugin } from "../plugins/tool-names/index.ts";
+import { ResultMappingPlugin } from "../plugins/result-mapping/index.ts";
+import { SpillPlugin } from "../plugins/spill/index.ts";
 
 /**
  * The composition root: the one place that lists pi-mcp's internal plugins.
@@ -12,9 +19,17 @@ export interface KernelOptions {
   readonly plugins?: readonly KernelPlugin[];
 }
 
-/** Internal plugins in the order they are applied. Each later issue adds its feature here. */
+/** Internal plugins in the order they are applied. */
 export function internalPlugins(): KernelPlugin[] {
-  return [];
+  return [
+    new StdioTransportPlugin(),
+    new StreamableHttpTransportPlugin(),
+    new SseTransportPlugin(),
+    new BearerAuthPlugin(),
+    new ToolNamesPlugin(),
+    new ResultMappingPlugin(),
+    new SpillPlugin(),
+  ];
 }
 
 export function createKernel(options: KernelOptions = {}): Kernel {
@@ -26,7 +41,7 @@ export function createKernel(options: KernelOptions = {}): Kernel {
   return new Kernel([...internal.filter((plugin) => !disabled.has(plugin.name)), ...(options.plugins ?? [])]);
 }
 
-/** Commands beyond the configuration core that the CLI offers (they need the runtime). */
-export function cliExtraCommands(): CommandSpec[] {
-  return [];
+/** Commands that need the runtime (connections), beside the configuration core. */
+export function runtimeCommands(): readonly CommandSpec[] {
+  return RUNTIME_COMMANDS;
 }

@@ -2,6 +2,7 @@ import { loadConfig } from "../config/load.ts";
 import { agentDir } from "../config/paths.ts";
 import { savedProjectTrust } from "../config/trust.ts";
 import type { EffectiveConfig } from "../config/types.ts";
+import type { Kernel } from "../kernel/kernel.ts";
 import type { CommandEnvironment, CredentialQueries } from "./types.ts";
 
 /** Until the OAuth credential store exists, no server has stored credentials. */
@@ -14,7 +15,12 @@ export const NO_CREDENTIALS: CredentialQueries = {
  * The CLI has no Pi session: it reads Pi's saved trust decision, which
  * `--approve`/`-a` or `--no-approve`/`-na` override for this run only.
  */
-export function cliCommandEnvironment(argv: readonly string[], cwd: string, env: NodeJS.ProcessEnv): CommandEnvironment {
+export function cliCommandEnvironment(
+  argv: readonly string[],
+  cwd: string,
+  env: NodeJS.ProcessEnv,
+  createKernel: () => Kernel,
+): CommandEnvironment {
   const agent = agentDir(env);
   const options = argv.slice(0, argv.includes("--") ? argv.indexOf("--") : undefined);
   const override = options.some((arg) => arg === "--no-approve" || arg === "-na")
@@ -32,6 +38,7 @@ export function cliCommandEnvironment(argv: readonly string[], cwd: string, env:
     projectTrusted: savedTrust === true,
     savedTrust,
     credentials: NO_CREDENTIALS,
+    createKernel,
     loadConfig: () => (config ??= loadConfig({ agentDir: agent, cwd, projectTrusted: savedTrust === true, env })),
   };
 }

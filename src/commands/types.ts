@@ -1,4 +1,6 @@
 import type { EffectiveConfig, Scope } from "../config/types.ts";
+import type { Kernel } from "../kernel/kernel.ts";
+import type { ConnectionStatus } from "../runtime/connection.ts";
 
 /** Which surface runs a command: the standalone CLI or `/mcp` inside Pi. */
 export type Surface = "cli" | "pi";
@@ -34,9 +36,17 @@ export interface CommandResult {
   readonly json?: unknown;
 }
 
-/** Live-session effects of a mutation: a running Pi connects or disconnects after persisting. */
+/** The running session's host, for `/mcp` commands that act on live connections. */
 export interface RuntimeControl {
+  /** Called after a mutation persisted: connect or disconnect in the background. */
   settingsChanged(server: string, change: "connect" | "disconnect"): Promise<void>;
+  status(): SessionStatus;
+  reconnect(server: string): Promise<void>;
+}
+
+export interface SessionStatus {
+  readonly config: EffectiveConfig;
+  readonly servers: readonly ConnectionStatus[];
 }
 
 /** Stored-credential queries; the OAuth credential store answers them. */
@@ -57,6 +67,8 @@ export interface CommandEnvironment {
   readonly savedTrust: boolean | null;
   readonly credentials: CredentialQueries;
   readonly runtime?: RuntimeControl;
+  /** A kernel with the surface's plugins, for temporary connections (`test`). */
+  createKernel(): Kernel;
   /** Load the merged configuration (cached by the surface if it likes). */
   loadConfig(): Promise<EffectiveConfig>;
 }

@@ -12,7 +12,16 @@ export interface HostContext {
   readonly privateDir: string;
   readonly config: EffectiveConfig;
   readonly redact: Redactor;
+  /** Cuts model-facing text to Pi's limits (2,000 lines / 50 KB). */
+  readonly truncate: Truncator;
 }
+
+export interface Truncation {
+  readonly text: string;
+  readonly truncated: boolean;
+}
+
+export type Truncator = (text: string) => Truncation;
 
 /** One server definition being connected by a host. */
 export interface ConnectionContext {

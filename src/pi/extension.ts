@@ -1,14 +1,27 @@
-import type { ExtensionAPI, ExtensionCommandContext, ExtensionContext } from "@earendil-works/pi-coding-agent";
-import { writeSync } from "node:fs";
+import { mkdirSync, writeSync } from "node:fs";
+import { join } from "node:path";
+import {
+  DEFAULT_MAX_BYTES,
+  DEFAULT_MAX_LINES,
+  truncateHead,
+  type ExtensionAPI,
+  type ExtensionCommandContext,
+  type ExtensionContext,
+} from "@earendil-works/pi-coding-agent";
 import { parseArgsStringToArgv } from "string-argv";
 import { commandsFor, helpCommand, runCommandLine } from "../commands/index.ts";
 import { NO_CREDENTIALS } from "../commands/environment.ts";
-import type { CommandEnvironment, CommandResult, CommandSpec } from "../commands/types.ts";
+import type { CommandEnvironment, CommandResult, CommandSpec, RuntimeControl } from "../commands/types.ts";
+import { createKernel, runtimeCommands, type KernelOptions } from "../composition.ts";
 import { loadConfig } from "../config/load.ts";
 import { agentDir } from "../config/paths.ts";
 import { savedProjectTrust } from "../config/trust.ts";
 import type { EffectiveConfig } from "../config/types.ts";
+import type { Truncator } from "../kernel/types.ts";
+import { McpHost } from "../runtime/host.ts";
+import { createRedactor } from "../safety/text.ts";
 import { completeArguments } from "./completion.ts";
+import { piToolSink } from "./tools.ts";
 
 /**
  * Print mode has no UI (notify goes nowhere) and Pi moves console output to
@@ -24,13 +37,24 @@ function showResult(ctx: ExtensionContext, result: CommandResult): void {
   ctx.ui.notify(result.output, result.exitCode === 0 ? "info" : "error");
 }
 
+/** Pi's own limits for model-facing text; a single over-long line is cut by bytes. */
+const piTruncate: Truncator = (text) => {
+  const cut = truncateHead(text, { maxLines: DEFAULT_MAX_LINES, maxBytes: DEFAULT_MAX_BYTES });
+  if (!cut.truncated) return { text, truncated: false };
+  const head = cut.content || Buffer.from(text, "utf8").subarray(0, DEFAULT_MAX_BYTES).toString("utf8").replace(/\uFFFD$/, "");
+  return { text: head, truncated: true };
+};
+
 /**
  * The Pi side of pi-mcp: registers `/mcp` (which makes Pi 0.99.1+ skip its
- * built-in MCP extension) and reads the settings in the background.
+ * built-in MCP extension), and at session start connects the configured
+ * servers in the background and offers their tools to the model.
  */
-export function registerPiMcp(pi: ExtensionAPI): void {
+export function registerPiMcp(pi: ExtensionAPI, kernelOptions: KernelOptions = {}): void {
   let config: EffectiveConfig | undefined;
-  const commands = (): CommandSpec[] => [...commandsFor("pi"), helpCommand(() => commands())];
+  let host: McpHost | undefined;
+  let started = false;
+  const commands = (): CommandSpec[] => [...commandsFor("pi", runtimeCommands()), helpCommand(() => commands())];
 
   const environment = (ctx: ExtensionContext): CommandEnvironment => {
     const agent = agentDir();
@@ -43,14 +67,37 @@ export function registerPiMcp(pi: ExtensionAPI): void {
       projectTrusted,
       savedTrust: savedProjectTrust(agent, ctx.cwd),
       credentials: NO_CREDENTIALS,
+      createKernel: () => createKernel(kernelOptions),
       loadConfig: async () => (config = await loadConfig({ agentDir: agent, cwd: ctx.cwd, projectTrusted, env: process.env })),
+      ...(host && { runtime: runtimeControl(host, ctx) }),
     };
+  };
+
+  const runtimeControl = (current: McpHost, ctx: ExtensionContext): RuntimeControl => ({
+    status: () => ({ config: current.config, servers: current.status() }),
+    reconnect: (name) => current.reconnect(name),
+    // The setting is already persisted; a failed connection never rolls it back.
+    settingsChanged: async () => {
+      const loaded = await environment(ctx).loadConfig();
+      await current.applyConfig(loaded, createRedactor(loaded.secrets));
+    },
+  });
+
+  const startHost = async (ctx: ExtensionContext) => {
+    const loaded = await environment(ctx).loadConfig();
+    const agent = agentDir();
+    const privateDir = join(agent, "pi-mcp", "sessions", ctx.sessionManager.getSessionId());
+    mkdirSync(privateDir, { recursive: true, mode: 0o700 });
+    const kernel = createKernel(kernelOptions);
+    const context = { cwd: ctx.cwd, agentDir: agent, privateDir, config: loaded, redact: createRedactor(loaded.secrets), truncate: piTruncate };
+    host = new McpHost(kernel, context, piToolSink(pi));
+    await kernel.hooks.hostStart.promise(context);
+    host.start();
   };
 
   pi.registerCommand("mcp", {
     description: "Manage MCP servers (pi-mcp): /mcp help",
-    getArgumentCompletions: (prefix) =>
-      completeArguments(prefix, commands(), config?.servers.map((server) => server.name) ?? []),
+    getArgumentCompletions: (prefix) => completeArguments(prefix, commands(), config?.servers.map((server) => server.name) ?? []),
     handler: async (args: string, ctx: ExtensionCommandContext) => {
       const argv = parseArgsStringToArgv(args);
       const result = await runCommandLine(commands(), argv.length > 0 ? argv : ["help"], environment(ctx));
@@ -59,7 +106,15 @@ export function registerPiMcp(pi: ExtensionAPI): void {
   });
 
   pi.on("session_start", (_event, ctx) => {
+    if (started) return; // RPC mode can announce one session twice
+    started = true;
     // One event-loop turn later, so Pi's start never waits for MCP work.
-    setTimeout(() => void environment(ctx).loadConfig(), 0);
+    setTimeout(() => void startHost(ctx), 0);
+  });
+
+  pi.on("session_shutdown", async () => {
+    const current = host;
+    host = undefined;
+    await current?.shutdown();
   });
 }

@@ -1,0 +1,68 @@
+import { STAGE, type Kernel, type KernelPlugin } from "../../src/kernel/kernel.ts";
+import type { MappedBlock, MappedResult, PiContent, ResultContext } from "../../src/kernel/types.ts";
+
+type Mapper = (block: MappedBlock["source"], context: ResultContext) => Promise<PiContent[] | undefined> | PiContent[] | undefined;
+
+const text = (value: string): PiContent[] => [{ type: "text", text: value }];
+const str = (value: unknown): string | undefined => (typeof value === "string" ? value : undefined);
+
+/**
+ * The built-in mappers, one per MCP content type. Each fills only blocks of its
+ * type that no earlier tap (a third-party mapper at an earlier stage) mapped.
+ */
+const MAPPERS: Readonly<Record<string, Mapper>> = {
+  text: (block) => text(str(block.text) ?? ""),
+  image: (block) => {
+    const data = str(block.data);
+    const mimeType = str(block.mimeType);
+    return data && mimeType ? [{ type: "image", data, mimeType }] : text("[image without data]");
+  },
+  audio: async (block, context) => {
+    const path = await context.saveFile(Buffer.from(str(block.data) ?? "", "base64"), { mimeType: str(block.mimeType), name: "audio" });
+    return text(`[audio ${str(block.mimeType) ?? "unknown type"} saved to ${path}]`);
+  },
+  resource: async (block, context) => {
+    const resource = (block.resource ?? {}) as Record<string, unknown>;
+    const uri = str(resource.uri) ?? "(no uri)";
+    const mimeType = str(resource.mimeType);
+    if (typeof resource.text === "string") {
+      return text(`[resource ${uri} from ${context.server}${mimeType ? `, ${mimeType}` : ""}]\n${resource.text}`);
+    }
+    const path = await context.saveFile(Buffer.from(str(resource.blob) ?? "", "base64"), { mimeType, name: "resource" });
+    return text(`[binary resource ${uri} from ${context.server}${mimeType ? `, ${mimeType}` : ""} saved to ${path}]`);
+  },
+  resource_link: (block, context) => {
+    const fields = [str(block.name), str(block.mimeType), str(block.description)].filter(Boolean).join(", ");
+    return text(`[resource link from ${context.server}: ${str(block.uri) ?? "(no uri)"}${fields ? ` (${fields})` : ""}]`);
+  },
+};
+
+export class ResultMappingPlugin implements KernelPlugin {
+  readonly name = "result-mapping";
+  apply(kernel: Kernel): void {
+    for (const [type, mapper] of Object.entries(MAPPERS)) {
+      kernel.hooks.mapResult.tapPromise({ name: `${this.name}:${type}`, stage: STAGE.BUILTIN }, async (result, context) => {
+        for (const block of result.blocks) {
+          if (block.output === undefined && block.source.type === type) block.output = await mapper(block.source, context);
+        }
+        return result;
+      });
+    }
+    kernel.hooks.mapResult.tapPromise({ name: `${this.name}:structured`, stage: STAGE.BUILTIN }, async (result, context) =>
+      withStructuredContent(result, context),
+    );
+    kernel.hooks.mapResult.tapPromise({ name: `${this.name}:unknown`, stage: STAGE.FALLBACK }, async (result) => {
+      for (const block of result.blocks) block.output ??= text(`[unsupported MCP content type "${block.source.type}"]`);
+      return result;
+    });
+  }
+}
+
+/** Structured content is shown to the model as labelled JSON and kept in details. */
+function withStructuredContent(result: MappedResult, context: ResultContext): MappedResult {
+  const structured = context.raw.structuredContent;
+  if (structured === undefined) return result;
+  result.details.structuredContent = structured;
+  result.trailer.push({ type: "text", text: `[structured content]\n${JSON.stringify(structured, null, 2)}` });
+  return result;
+}

@@ -1,0 +1,143 @@
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { PiMcpError } from "../kernel/errors.ts";
+import type { HostContext } from "../kernel/types.ts";
+import type { ConnectionStatus } from "../runtime/connection.ts";
+import { McpHost } from "../runtime/host.ts";
+import { createRedactor, safeText } from "../safety/text.ts";
+import type { EffectiveConfig } from "../config/types.ts";
+import type { CommandEnvironment, CommandResult, CommandSpec, RuntimeControl } from "./types.ts";
+
+/** One server in the `test --json` document (a contract, documented in the README). */
+export interface TestedServer {
+  readonly name: string;
+  readonly ok: boolean;
+  readonly protocolVersion: string | null;
+  readonly serverInfo: { readonly name: string; readonly version: string } | null;
+  readonly tools: number;
+  readonly resources: number;
+  readonly resourceTemplates: number;
+  readonly prompts: number;
+  readonly connectMs: number;
+  readonly error: string | null;
+}
+
+export const testCommand: CommandSpec = {
+  name: "test",
+  surfaces: ["cli", "pi"],
+  summary: "Connect temporary clients and close them (live connections are not touched)",
+  usage: "test <server> | --all [--json]",
+  positionals: [{ name: "server", description: "Server name" }],
+  options: {
+    all: { type: "boolean", description: "Test every enabled server" },
+    json: { type: "boolean", description: "Print one JSON document", only: "cli" },
+  },
+  async run(input, env) {
+    const name = input.positionals[0];
+    if ((name === undefined) === !input.options.all) throw new PiMcpError("usage", "test: name one <server>, or pass --all\nusage: test <server> | --all [--json]");
+    const config = await env.loadConfig();
+    if (!config.valid) throw new PiMcpError("invalid_settings", `settings are invalid: ${config.issues.map((issue) => `${issue.path}: ${issue.message}`).join("; ")}`);
+    const entries = config.servers.filter((entry) => (name === undefined ? entry.enabled : entry.name === name));
+    if (name !== undefined && entries.length === 0) throw new PiMcpError("not_found", `server "${name}" is not configured`);
+    const servers = await Promise.all(entries.map((entry) => testOne(env, config, entry.name)));
+    const ok = servers.every((server) => server.ok);
+    return { exitCode: ok ? 0 : 1, output: servers.map(formatTested).join("\n"), json: { servers } };
+  },
+};
+
+/** Connects one server with a throwaway host (always enabled, so a disabled server can be tested too). */
+async function testOne(env: CommandEnvironment, config: EffectiveConfig, name: string): Promise<TestedServer> {
+  const privateDir = await mkdtemp(join(tmpdir(), "pi-mcp-test-"));
+  const entry = config.servers.find((server) => server.name === name)!;
+  const single: EffectiveConfig = { ...config, retry: { ...config.retry, maxRetries: 0 }, servers: [{ ...entry, enabled: true }] };
+  const redact = createRedactor(config.secrets);
+  const context: HostContext = { cwd: env.cwd, agentDir: env.agentDir, privateDir, config: single, redact, truncate: (text) => ({ text, truncated: false }) };
+  const host = new McpHost(env.createKernel(), context, { register() {}, deactivate() {} });
+  const started = performance.now();
+  try {
+    await host.startAndSettle();
+    const connectMs = Math.round(performance.now() - started);
+    const connection = host.connection(name)!;
+    const status = connection.status();
+    if (status.state !== "connected") return failed(name, connectMs, status.cause ?? status.state);
+    const counts = await connection.catalogCounts();
+    return {
+      name,
+      ok: true,
+      protocolVersion: status.protocolVersion ?? null,
+      serverInfo: status.serverInfo ?? null,
+      ...counts,
+      connectMs,
+      error: null,
+    };
+  } catch (error) {
+    return failed(name, Math.round(performance.now() - started), safeText(String(error), redact));
+  } finally {
+    await host.shutdown();
+    await rm(privateDir, { recursive: true, force: true });
+  }
+}
+
+function failed(name: string, connectMs: number, error: string): TestedServer {
+  return { name, ok: false, protocolVersion: null, serverInfo: null, tools: 0, resources: 0, resourceTemplates: 0, prompts: 0, connectMs, error };
+}
+
+function formatTested(server: TestedServer): string {
+  if (!server.ok) return `✗ ${server.name}: ${server.error} (${server.connectMs} ms)`;
+  const info = server.serverInfo ? `${server.serverInfo.name} ${server.serverInfo.version}` : "unknown server";
+  return `✓ ${server.name}: ${info}, protocol ${server.protocolVersion}, ${server.tools} tools, ${server.resources} resources, ${server.resourceTemplates} templates, ${server.prompts} prompts (${server.connectMs} ms)`;
+}
+
+function requireRuntime(env: CommandEnvironment): RuntimeControl {
+  if (!env.runtime) throw new PiMcpError("failed", "this command needs a running Pi session");
+  return env.runtime;
+}
+
+export const statusCommand: CommandSpec = {
+  name: "status",
+  surfaces: ["pi"],
+  summary: "Show live connection state, retries and causes",
+  usage: "status",
+  positionals: [],
+  options: {},
+  async run(_input, env): Promise<CommandResult> {
+    const { config, servers } = requireRuntime(env).status();
+    return { exitCode: 0, output: formatStatus(config, servers) };
+  },
+};
+
+export function formatStatus(config: EffectiveConfig, servers: readonly ConnectionStatus[]): string {
+  if (!config.valid) {
+    return ["MCP is disabled: the settings are invalid.", ...config.issues.map((issue) => `  ${issue.path}: ${issue.message}`)].join("\n");
+  }
+  if (config.servers.length === 0) return "No MCP servers are configured.";
+  const now = Date.now();
+  const lines: string[] = [];
+  for (const server of servers) {
+    const parts = [`${server.name}: ${server.state}`];
+    if (server.state === "connected") parts.push(`${server.tools} tools`, `protocol ${server.protocolVersion ?? "?"}`);
+    if (server.attempts > 0 && server.state !== "connected") parts.push(`attempt ${server.attempts}`);
+    if (server.nextRetryAt !== undefined) parts.push(`next retry in ${Math.max(0, Math.round((server.nextRetryAt - now) / 1000))} s`);
+    lines.push(parts.join(", "));
+    if (server.cause && server.state !== "connected") lines.push(`  cause: ${server.cause}`);
+  }
+  return lines.join("\n");
+}
+
+export const reconnectCommand: CommandSpec = {
+  name: "reconnect",
+  surfaces: ["pi"],
+  summary: "Reconnect one live server",
+  usage: "reconnect <server>",
+  positionals: [{ name: "server", description: "Server name", required: true }],
+  options: {},
+  async run(input, env) {
+    const name = input.positionals[0]!;
+    await requireRuntime(env).reconnect(name);
+    const server = requireRuntime(env).status().servers.find((status) => status.name === name);
+    return { exitCode: 0, output: `Reconnected "${name}": ${server?.state ?? "unknown"}${server?.cause ? ` (${server.cause})` : ""}` };
+  },
+};
+
+export const RUNTIME_COMMANDS: readonly CommandSpec[] = [testCommand, statusCommand, reconnectCommand];

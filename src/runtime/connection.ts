@@ -1,0 +1,305 @@
+import { Client, type Tool, type Transport } from "@modelcontextprotocol/client";
+import type { ServerEntry } from "../config/types.ts";
+import { describeError, PiMcpError } from "../kernel/errors.ts";
+import type { Kernel } from "../kernel/kernel.ts";
+import type { ConnectionContext, HostContext, LiveConnection } from "../kernel/types.ts";
+import { safeText } from "../safety/text.ts";
+import { coalesce } from "./coalesce.ts";
+import { classifyFailure, isExpiredSession } from "./errors.ts";
+import { collectPages } from "./paging.ts";
+import { RetainedLog } from "./retained-log.ts";
+import { retryDelayMs } from "./retry.ts";
+
+export type ConnectionState = "disabled" | "connecting" | "connected" | "needs_auth" | "needs_client_registration" | "retrying" | "failed";
+
+/** What `/mcp status` and `test` report about one server. */
+export interface ConnectionStatus {
+  readonly name: string;
+  readonly state: ConnectionState;
+  readonly attempts: number;
+  readonly nextRetryAt?: number;
+  readonly cause?: string;
+  readonly protocolVersion?: string;
+  readonly serverInfo?: { readonly name: string; readonly version: string };
+  readonly tools: number;
+  readonly connectedAt?: number;
+  readonly pid?: number;
+}
+
+/** Accepts any JSON result: list pages are checked tool by tool, not rejected whole. */
+const ANY_RESULT = { "~standard": { version: 1 as const, vendor: "pi-mcp", validate: (value: unknown) => ({ value }) } };
+
+/** How long the in-place era probe may take before a silent server is treated as 2025-era. */
+const PROBE_TIMEOUT_MS = 3_000;
+/** Catalog notifications are folded for this long before anything is re-listed. */
+export const CATALOG_COALESCE_MS = 50;
+
+export const CLIENT_INFO = { name: "pi-mcp", version: "0.1.0" };
+
+export interface ConnectionEvents {
+  /** Any change a status display cares about. */
+  stateChanged(connection: ServerConnection): void;
+  /** The tool catalog was (re)loaded. */
+  toolsChanged(connection: ServerConnection): void;
+}
+
+/**
+ * One server definition's connection: connects, loads the tool catalog,
+ * retries by the shared policy, and closes. Failures never leave it.
+ */
+export class ServerConnection {
+  readonly log = new RetainedLog();
+  private client: Client | undefined;
+  private transport: Transport | undefined;
+  private pid: number | undefined;
+  private stateValue: ConnectionState;
+  private attempts = 0;
+  private nextRetryAt: number | undefined;
+  private retryTimer: NodeJS.Timeout | undefined;
+  private causeText: string | undefined;
+  private connectedAt: number | undefined;
+  private closing = false;
+  private generation = 0;
+  private toolList: Tool[] = [];
+  private readonly refreshTools = coalesce(CATALOG_COALESCE_MS, () => this.loadTools(this.generation));
+  readonly context: ConnectionContext;
+
+  constructor(
+    private readonly kernel: Kernel,
+    readonly host: HostContext,
+    readonly entry: ServerEntry,
+    private readonly events: ConnectionEvents,
+  ) {
+    this.stateValue = entry.enabled ? "connecting" : "disabled";
+    this.context = { host, server: entry, log: (text) => this.log.append(text) };
+  }
+
+  get name(): string {
+    return this.entry.name;
+  }
+
+  get state(): ConnectionState {
+    return this.stateValue;
+  }
+
+  get tools(): readonly Tool[] {
+    return this.toolList;
+  }
+
+  get requestTimeoutMs(): number {
+    return this.entry.definition?.requestTimeoutMs ?? this.host.config.requestTimeoutMs;
+  }
+
+  private get connectTimeoutMs(): number {
+    return this.entry.definition?.connectTimeoutMs ?? this.host.config.connectTimeoutMs;
+  }
+
+  status(): ConnectionStatus {
+    const version = this.client?.getServerVersion();
+    return {
+      name: this.name,
+      state: this.stateValue,
+      attempts: this.attempts,
+      ...(this.nextRetryAt !== undefined && { nextRetryAt: this.nextRetryAt }),
+      ...(this.causeText !== undefined && { cause: this.causeText }),
+      ...(this.stateValue === "connected" && this.client?.getNegotiatedProtocolVersion() && { protocolVersion: this.client.getNegotiatedProtocolVersion()! }),
+      ...(version && { serverInfo: { name: safeText(version.name, this.host.redact), version: safeText(version.version, this.host.redact) } }),
+      tools: this.toolList.length,
+      ...(this.connectedAt !== undefined && { connectedAt: this.connectedAt }),
+      ...(this.pid !== undefined && { pid: this.pid }),
+    };
+  }
+
+  /** The connected client, or an error that says why there is none. */
+  requireClient(): Client {
+    if (this.stateValue === "connected" && this.client) return this.client;
+    throw new PiMcpError("connection_failed", `MCP server "${this.name}" is not connected (${this.stateValue}${this.causeText ? `: ${this.causeText}` : ""})`);
+  }
+
+  instructions(): string | undefined {
+    return this.stateValue === "connected" ? this.client?.getInstructions() : undefined;
+  }
+
+  /** Starts connecting; resolves when this attempt (not its retries) has settled. */
+  async start(): Promise<void> {
+    if (!this.entry.enabled || !this.entry.definition) return;
+    this.closing = false;
+    this.attempts = 0;
+    await this.attempt();
+  }
+
+  private async attempt(): Promise<void> {
+    const generation = ++this.generation;
+    this.attempts++;
+    this.nextRetryAt = undefined;
+    this.setState("connecting");
+    try {
+      await this.connectOnce(generation);
+      if (generation !== this.generation) return;
+      this.attempts = 0;
+      this.causeText = undefined;
+      this.connectedAt = Date.now();
+      this.setState("connected");
+      await this.kernel.hooks.serverConnected.promise(this.live(generation));
+    } catch (error) {
+      if (generation !== this.generation || this.closing) return;
+      await this.discardClient();
+      this.fail(error);
+    }
+  }
+
+  private fail(error: unknown): void {
+    this.causeText = this.describe(error);
+    const kind = error instanceof PiMcpError && error.code === "invalid_settings" ? "terminal" : classifyFailure(error);
+    if (kind === "auth") return this.setState("needs_auth");
+    if (kind !== "retryable" || this.attempts > this.host.config.retry.maxRetries) return this.setState("failed");
+    const delay = retryDelayMs(this.host.config.retry, this.attempts);
+    this.nextRetryAt = Date.now() + delay;
+    this.setState("retrying");
+    this.retryTimer = setTimeout(() => void this.attempt(), delay);
+    this.retryTimer.unref?.();
+  }
+
+  private async connectOnce(generation: number): Promise<void> {
+    const hooks = this.kernel.hooks;
+    const auth = await hooks.auth.promise(this.context);
+    const handle = await hooks.createTransport.promise({ ...this.context, auth });
+    if (!handle) throw new PiMcpError("invalid_settings", `no transport plugin handles "${this.entry.transport}"`);
+    const capabilities = hooks.clientCapabilities.call({}, this.context);
+    const client = new Client(CLIENT_INFO, {
+      capabilities,
+      versionNegotiation: { mode: "auto", probe: { timeoutMs: Math.min(PROBE_TIMEOUT_MS, this.connectTimeoutMs) } },
+      inputRequired: { autoFulfill: true, maxRounds: 10 },
+    });
+    this.client = client;
+    this.transport = handle.transport;
+    client.onerror = (error) => this.log.append(`[pi-mcp] ${this.describe(error)}\n`);
+    client.setNotificationHandler("notifications/tools/list_changed", () => {
+      if (generation === this.generation) this.refreshTools.trigger();
+    });
+    hooks.clientCreated.call(this.live(generation));
+    await withDeadline(client.connect(handle.transport, { timeout: this.connectTimeoutMs }), this.connectTimeoutMs, `connecting took longer than ${this.connectTimeoutMs} ms`);
+    this.pid = (handle.transport as { pid?: number | null }).pid ?? undefined;
+    client.onclose = () => this.lost(generation);
+    await this.loadTools(generation);
+  }
+
+  /** An unexpected close (a crash, a dropped connection) reconnects by the retry policy. */
+  private lost(generation: number): void {
+    if (generation !== this.generation || this.closing) return;
+    this.client = undefined;
+    this.transport = undefined;
+    this.pid = undefined;
+    this.attempts = 1;
+    this.fail(new PiMcpError("connection_failed", "the connection closed unexpectedly"));
+  }
+
+  private async loadTools(generation: number): Promise<void> {
+    const client = this.client;
+    if (!client || !client.getServerCapabilities()?.tools) return;
+    const tools = await collectPages(`${this.name} tools/list`, async (cursor) => {
+      const page = (await client.request({ method: "tools/list", params: cursor === undefined ? {} : { cursor } }, ANY_RESULT, {
+        timeout: this.requestTimeoutMs,
+      })) as { tools?: unknown; nextCursor?: string };
+      return { items: validTools(page.tools, this.log), nextCursor: page.nextCursor };
+    });
+    if (generation !== this.generation) return;
+    this.toolList = filterTools(tools, this.entry.definition?.tools);
+    this.events.toolsChanged(this);
+  }
+
+  /** Complete catalog sizes for `test`: every page of each list the server supports. */
+  async catalogCounts(): Promise<{ tools: number; resources: number; resourceTemplates: number; prompts: number }> {
+    const client = this.requireClient();
+    const capabilities = client.getServerCapabilities() ?? {};
+    const count = async (method: string, key: string, supported: unknown) => {
+      if (!supported) return 0;
+      const items = await collectPages(`${this.name} ${method}`, async (cursor) => {
+        const page = (await client.request({ method, params: cursor === undefined ? {} : { cursor } } as never, ANY_RESULT, {
+          timeout: this.requestTimeoutMs,
+        })) as Record<string, unknown>;
+        return { items: Array.isArray(page[key]) ? (page[key] as unknown[]) : [], nextCursor: page.nextCursor as string | undefined };
+      });
+      return items.length;
+    };
+    return {
+      tools: this.toolList.length,
+      resources: await count("resources/list", "resources", capabilities.resources),
+      resourceTemplates: await count("resources/templates/list", "resourceTemplates", capabilities.resources),
+      prompts: await count("prompts/list", "prompts", capabilities.prompts),
+    };
+  }
+
+  /** Recovers from an expired HTTP session: a fresh transport and a new initialize. */
+  async recoverSession(error: unknown): Promise<boolean> {
+    const sessionId = (this.transport as { sessionId?: string } | undefined)?.sessionId;
+    if (!isExpiredSession(error, sessionId !== undefined)) return false;
+    this.log.append("[pi-mcp] the HTTP session expired; reconnecting\n");
+    await this.discardClient();
+    this.attempts = 0;
+    await this.attempt();
+    return this.stateValue === "connected";
+  }
+
+  /** Closes the connection and stops retrying; safe to call more than once. */
+  async close(): Promise<void> {
+    this.closing = true;
+    this.generation++;
+    this.refreshTools.cancel();
+    if (this.retryTimer) clearTimeout(this.retryTimer);
+    this.nextRetryAt = undefined;
+    await this.discardClient();
+  }
+
+  private async discardClient(): Promise<void> {
+    const client = this.client;
+    this.client = undefined;
+    this.transport = undefined;
+    this.pid = undefined;
+    if (client) await client.close().catch(() => undefined);
+  }
+
+  private live(generation: number): LiveConnection {
+    const client = this.client!;
+    return { ...this.context, client, isCurrent: () => generation === this.generation && !this.closing };
+  }
+
+  private setState(state: ConnectionState): void {
+    this.stateValue = state;
+    this.events.stateChanged(this);
+  }
+
+  private describe(error: unknown): string {
+    return safeText(describeError(error), this.host.redact).slice(0, 500);
+  }
+}
+
+function withDeadline<T>(work: Promise<T>, ms: number, message: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new PiMcpError("connection_failed", message)), ms);
+  });
+  return Promise.race([work, deadline]).finally(() => clearTimeout(timer));
+}
+
+/** Keeps every tool with a usable name; schemas are checked only when a tool is used. */
+function validTools(value: unknown, log: RetainedLog): Tool[] {
+  if (!Array.isArray(value)) throw new PiMcpError("failed", "tools/list returned no tools array");
+  const tools: Tool[] = [];
+  for (const tool of value) {
+    if (typeof tool === "object" && tool !== null && typeof (tool as Tool).name === "string" && (tool as Tool).name !== "") tools.push(tool as Tool);
+    else log.append("[pi-mcp] skipped a tool without a name\n");
+  }
+  return tools;
+}
+
+function filterTools(tools: Tool[], filter: { include?: readonly string[]; exclude?: readonly string[] } | undefined): Tool[] {
+  if (!filter) return tools;
+  const include = filter.include?.map(globToRegExp);
+  const exclude = filter.exclude?.map(globToRegExp) ?? [];
+  return tools.filter((tool) => (!include || include.some((pattern) => pattern.test(tool.name))) && !exclude.some((pattern) => pattern.test(tool.name)));
+}
+
+function globToRegExp(glob: string): RegExp {
+  return new RegExp(`^${glob.split("*").map((part) => part.replace(/[.+?^${}()|[\]\\]/g, "\\$&")).join(".*")}$`);
+}

@@ -1,0 +1,36 @@
+import { ProtocolError, SdkError, SdkErrorCode, SdkHttpError, UnauthorizedError, UnsupportedProtocolVersionError } from "@modelcontextprotocol/client";
+
+/** How a failed connect or a lost connection should be handled. */
+export type FailureKind = "retryable" | "auth" | "unsupported_protocol" | "terminal";
+
+/**
+ * Sorts a connection failure. The spec retries everything except
+ * authentication, invalid configuration and an unsupported protocol.
+ */
+export function classifyFailure(error: unknown): FailureKind {
+  if (error instanceof UnauthorizedError) return "auth";
+  if (error instanceof SdkHttpError && (error.status === 401 || error.status === 403)) return "auth";
+  if (error instanceof SdkError) {
+    if (error.code === SdkErrorCode.ClientHttpAuthentication || error.code === SdkErrorCode.ClientHttpForbidden) return "auth";
+    if (error.code === SdkErrorCode.EraNegotiationFailed && !error.cause) return "unsupported_protocol";
+  }
+  if (error instanceof UnsupportedProtocolVersionError) return "unsupported_protocol";
+  if (error instanceof Error && /protocol version is not supported/i.test(error.message)) return "unsupported_protocol";
+  return "retryable";
+}
+
+/** An expired Streamable HTTP session: the server no longer knows our session id. */
+export function isExpiredSession(error: unknown, hadSession: boolean): boolean {
+  return hadSession && error instanceof SdkHttpError && (error.status === 404 || error.status === 400);
+}
+
+export function isConnectionLost(error: unknown): boolean {
+  if (error instanceof SdkError) return error.code === SdkErrorCode.ConnectionClosed || error.code === SdkErrorCode.NotConnected || error.code === SdkErrorCode.SendFailed;
+  return error instanceof Error && error.message === "Not connected";
+}
+
+export function isTimeout(error: unknown): boolean {
+  return error instanceof SdkError && error.code === SdkErrorCode.RequestTimeout;
+}
+
+export { ProtocolError };

@@ -1,0 +1,185 @@
+import type { Tool } from "@modelcontextprotocol/client";
+import type { EffectiveConfig } from "../config/types.ts";
+import { DEFAULTS } from "../config/types.ts";
+import type { Kernel } from "../kernel/kernel.ts";
+import type { HostContext } from "../kernel/types.ts";
+import { coalesce } from "./coalesce.ts";
+import { CATALOG_COALESCE_MS, ServerConnection, type ConnectionStatus } from "./connection.ts";
+import { LazySchemas } from "./schemas.ts";
+import { callServerTool, type CallOptions, type ToolOutcome } from "./tool-call.ts";
+import { assignToolNames, TOOL_NAME, toolNameCandidate } from "./tool-names.ts";
+
+/** A server tool as Pi should see it. */
+export interface BridgedTool {
+  readonly name: string;
+  readonly server: string;
+  readonly tool: Tool;
+  execute(args: Record<string, unknown>, options: CallOptions): Promise<ToolOutcome>;
+}
+
+/** Where the host puts tools: Pi's tool registry, or nothing for the CLI. */
+export interface ToolSink {
+  /** New or changed tools. */
+  register(tools: readonly BridgedTool[]): void;
+  /** Tools whose server no longer offers them (Pi cannot unregister; they are deactivated). */
+  deactivate(names: readonly string[]): void;
+}
+
+export interface HostEvents {
+  statusChanged?(): void;
+}
+
+/**
+ * One session's MCP host: a connection per enabled server, started in the
+ * background, and a bridge that turns each server's tools into Pi tools.
+ */
+export class McpHost {
+  private readonly connections = new Map<string, ServerConnection>();
+  private readonly schemas = new LazySchemas();
+  /** `server\0tool` → Pi tool name, kept for the session (Pi cannot rename a tool). */
+  private readonly names = new Map<string, string>();
+  /** Pi tool name → the JSON of the definition registered under it. */
+  private readonly registered = new Map<string, string>();
+  private readonly active = new Set<string>();
+  private readonly syncTools = coalesce(CATALOG_COALESCE_MS, () => this.bridgeTools());
+  private stopped = false;
+
+  constructor(
+    private readonly kernel: Kernel,
+    private contextValue: HostContext,
+    private readonly sink: ToolSink,
+    private readonly events: HostEvents = {},
+  ) {}
+
+  get context(): HostContext {
+    return this.contextValue;
+  }
+
+  get config(): EffectiveConfig {
+    return this.contextValue.config;
+  }
+
+  /**
+   * Adopts changed settings: servers whose definition changed, or that were
+   * disabled or removed, are closed; new and changed ones connect in the
+   * background. Untouched servers keep their connections.
+   */
+  async applyConfig(config: EffectiveConfig, redact: HostContext["redact"]): Promise<void> {
+    const before = new Map(this.config.servers.map((entry) => [entry.name, JSON.stringify(entry)]));
+    this.contextValue = { ...this.contextValue, config, redact };
+    const after = new Map(config.valid ? config.servers.filter((entry) => !entry.masked).map((entry) => [entry.name, entry]) : []);
+    for (const [name, connection] of [...this.connections]) {
+      const entry = after.get(name);
+      if (entry && before.get(name) === JSON.stringify(entry)) continue;
+      this.connections.delete(name);
+      await connection.close();
+    }
+    this.syncTools.trigger();
+    this.start();
+  }
+
+  /** Starts every enabled server; returns at once (connections settle in the background). */
+  start(): void {
+    if (!this.config.valid) return;
+    for (const entry of this.config.servers) {
+      if (!entry.masked && !this.connections.has(entry.name)) void this.add(entry).start();
+    }
+  }
+
+  /** Starts and waits for every enabled server's first attempt to settle (the CLI's `test`). */
+  async startAndSettle(): Promise<void> {
+    if (!this.config.valid) return;
+    const fresh = this.config.servers.filter((entry) => !entry.masked && !this.connections.has(entry.name));
+    await Promise.all(fresh.map((entry) => this.add(entry).start()));
+  }
+
+  private add(entry: EffectiveConfig["servers"][number]): ServerConnection {
+    const connection = new ServerConnection(this.kernel, this.context, entry, {
+      stateChanged: () => {
+        if (connection.state !== "connected") this.syncTools.trigger();
+        this.events.statusChanged?.();
+      },
+      toolsChanged: () => this.syncTools.trigger(),
+    });
+    this.connections.set(entry.name, connection);
+    return connection;
+  }
+
+  connection(name: string): ServerConnection | undefined {
+    return this.connections.get(name);
+  }
+
+  status(): ConnectionStatus[] {
+    return [...this.connections.values()].map((connection) => connection.status());
+  }
+
+  async reconnect(name: string): Promise<void> {
+    const connection = this.connections.get(name);
+    if (!connection) throw new Error(`no server "${name}" in this session`);
+    await connection.close();
+    await connection.start();
+  }
+
+  /** Waits until pending catalog changes have reached Pi (tests and `test` use it). */
+  async flushTools(): Promise<void> {
+    await new Promise((resolve) => setTimeout(resolve, CATALOG_COALESCE_MS + 10));
+    await this.bridgeTools();
+  }
+
+  /**
+   * Brings Pi's tools in line with the connected servers' catalogs: registers
+   * new and changed tools, leaves unchanged ones alone (Pi's registration cost
+   * grows with its registry), and deactivates tools that went away.
+   */
+  private async bridgeTools(): Promise<void> {
+    if (this.stopped) return;
+    const offered: { server: string; tool: Tool; connection: ServerConnection }[] = [];
+    for (const connection of this.connections.values()) {
+      if (connection.state !== "connected") continue;
+      for (const tool of connection.tools) offered.push({ server: connection.name, tool, connection });
+    }
+    const key = (server: string, tool: string) => `${server}\u0000${tool}`;
+    const candidates = offered.map(({ server, tool }) => ({
+      server,
+      tool: tool.name,
+      candidate: validName(this.kernel.hooks.toolName.call(`mcp__${server}__${tool.name}`, { server, tool: tool.name })),
+    }));
+    for (const [id, name] of assignToolNames(candidates, this.names, key)) this.names.set(id, name);
+    const changed: BridgedTool[] = [];
+    const now = new Set<string>();
+    for (const { server, tool, connection } of offered) {
+      const name = this.names.get(key(server, tool.name))!;
+      now.add(name);
+      const fingerprint = JSON.stringify(tool);
+      if (this.registered.get(name) === fingerprint && this.active.has(name)) continue;
+      this.registered.set(name, fingerprint);
+      changed.push({ name, server, tool, execute: (args, options) => callServerTool(this.kernel, this.schemas, connection, tool, args, options) });
+    }
+    const gone = [...this.active].filter((name) => !now.has(name));
+    for (const name of gone) this.active.delete(name);
+    for (const tool of changed) this.active.add(tool.name);
+    if (changed.length > 0) this.sink.register(changed);
+    if (gone.length > 0) this.sink.deactivate(gone);
+  }
+
+  /** The Pi tool names currently offered, per server (for status). */
+  activeTools(): string[] {
+    return [...this.active];
+  }
+
+  /** Closes every connection within the shutdown budget. */
+  async shutdown(budgetMs = DEFAULTS.shutdownBudgetMs): Promise<void> {
+    this.stopped = true;
+    this.syncTools.cancel();
+    const closing = Promise.all([...this.connections.values()].map((connection) => connection.close()));
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([closing, new Promise((resolve) => (timer = setTimeout(resolve, budgetMs)))]);
+    clearTimeout(timer);
+    await this.kernel.hooks.hostShutdown.promise(this.context);
+  }
+}
+
+/** A name a third-party tap produced that providers would reject is made safe again. */
+function validName(name: string): string {
+  return TOOL_NAME.test(name) ? name : toolNameCandidate(name);
+}

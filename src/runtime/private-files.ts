@@ -1,0 +1,31 @@
+import { randomBytes } from "node:crypto";
+import { mkdir, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+
+const EXTENSIONS: Readonly<Record<string, string>> = {
+  "audio/wav": ".wav",
+  "audio/mpeg": ".mp3",
+  "audio/ogg": ".ogg",
+  "image/png": ".png",
+  "image/jpeg": ".jpg",
+  "application/pdf": ".pdf",
+  "application/json": ".json",
+  "text/plain": ".txt",
+};
+
+export function extensionFor(mimeType: string | undefined): string {
+  return (mimeType && EXTENSIONS[mimeType]) ?? ".bin";
+}
+
+/**
+ * Writes a file only the user can read (0600) in a folder only the user can
+ * enter (0700). Names are made unique and safe whatever a server sent.
+ */
+export async function writePrivateFile(root: string, kind: string, name: string, bytes: Uint8Array): Promise<string> {
+  const folder = join(root, kind);
+  await mkdir(folder, { recursive: true, mode: 0o700 });
+  const safe = name.replace(/[^A-Za-z0-9._-]/g, "_").slice(-80);
+  const path = join(folder, `${Date.now()}-${randomBytes(3).toString("hex")}-${safe}`);
+  await writeFile(path, bytes, { mode: 0o600, flag: "wx" });
+  return path;
+}

@@ -1,0 +1,145 @@
+import type { Tool } from "@modelcontextprotocol/client";
+import { describeError, PiMcpError } from "../kernel/errors.ts";
+import type { Kernel } from "../kernel/kernel.ts";
+import type { MappedResult, PiContent, ResultContext } from "../kernel/types.ts";
+import type { ServerConnection } from "./connection.ts";
+import { isConnectionLost, isTimeout } from "./errors.ts";
+import { extensionFor, writePrivateFile } from "./private-files.ts";
+import type { LazySchemas } from "./schemas.ts";
+
+/** What a server tool call gives Pi. */
+export interface ToolOutcome {
+  readonly content: PiContent[];
+  readonly details: Record<string, unknown>;
+  readonly isError: boolean;
+}
+
+export interface ProgressUpdate {
+  readonly progress: number;
+  readonly total?: number;
+  readonly message?: string;
+}
+
+export interface CallOptions {
+  readonly signal?: AbortSignal | undefined;
+  readonly onProgress?: (update: ProgressUpdate) => void;
+}
+
+const ANY_RESULT = { "~standard": { version: 1 as const, vendor: "pi-mcp", validate: (value: unknown) => ({ value }) } };
+
+/**
+ * Calls one server tool: checks the arguments against the tool's exact input
+ * schema, sends the call with the configured timeout (reset by progress) and
+ * Pi's abort signal, then maps, validates and limits the result.
+ */
+export async function callServerTool(
+  kernel: Kernel,
+  schemas: LazySchemas,
+  connection: ServerConnection,
+  tool: Tool,
+  args: Record<string, unknown>,
+  options: CallOptions = {},
+): Promise<ToolOutcome> {
+  const label = `${connection.name}/${tool.name}`;
+  const input = schemas.check(tool.inputSchema, args, "arguments");
+  if (!input.ok) throw new PiMcpError("failed", `${label}: ${input.message}`);
+  const raw = await sendCall(connection, tool.name, args, options, label);
+  return mapCallResult(kernel, schemas, connection, tool, raw);
+}
+
+async function sendCall(
+  connection: ServerConnection,
+  name: string,
+  args: Record<string, unknown>,
+  options: CallOptions,
+  label: string,
+): Promise<Record<string, unknown>> {
+  const timeout = connection.requestTimeoutMs;
+  const send = () =>
+    connection.requireClient().request({ method: "tools/call", params: { name, arguments: args } }, ANY_RESULT, {
+      timeout,
+      resetTimeoutOnProgress: true,
+      onprogress: (progress) => options.onProgress?.(progress),
+      ...(options.signal && { signal: options.signal }),
+    }) as Promise<Record<string, unknown>>;
+  try {
+    try {
+      return await send();
+    } catch (error) {
+      // An expired HTTP session never ran the call: reconnect once and send it again.
+      if (await connection.recoverSession(error)) return await send();
+      throw error;
+    }
+  } catch (error) {
+    if (options.signal?.aborted) throw new PiMcpError("failed", `${label} was cancelled`, { cause: error });
+    if (isTimeout(error)) throw new PiMcpError("failed", `${label} timed out after ${timeout} ms`, { cause: error });
+    if (isConnectionLost(error)) {
+      throw new PiMcpError("connection_failed", `${label} failed: the server's connection was lost during the call`, { cause: error });
+    }
+    throw new PiMcpError("failed", `${label} failed: ${connection.host.redact(describeError(error))}`, { cause: error });
+  }
+}
+
+/** Runs the mapping waterfall, output-schema validation and the model-facing size limit. */
+export async function mapCallResult(
+  kernel: Kernel,
+  schemas: LazySchemas,
+  connection: ServerConnection,
+  tool: Tool,
+  raw: Record<string, unknown>,
+): Promise<ToolOutcome> {
+  const host = connection.host;
+  const context: ResultContext = {
+    host,
+    server: connection.name,
+    operation: tool.name,
+    raw,
+    saveFile: (bytes, hint) => writePrivateFile(host.privateDir, "content", `${hint.name ?? "content"}${extensionFor(hint.mimeType)}`, bytes),
+  };
+  const blocks = Array.isArray(raw.content) ? raw.content.filter(isBlock) : [];
+  const initial: MappedResult = {
+    blocks: blocks.map((source) => ({ source })),
+    trailer: [],
+    details: { server: connection.name, tool: tool.name },
+    isError: raw.isError === true,
+  };
+  const mapped = await kernel.hooks.mapResult.promise(initial, context);
+  if (tool.outputSchema && !mapped.isError) {
+    const check = raw.structuredContent === undefined ? { ok: false as const, message: "the tool has an output schema but returned no structured content" } : schemas.check(tool.outputSchema, raw.structuredContent, "structured content");
+    if (!check.ok) {
+      mapped.details.outputSchemaError = check.message;
+      mapped.trailer.push({ type: "text", text: `[warning: ${check.message}]` });
+    }
+  }
+  const content = [...mapped.blocks.flatMap((block) => block.output ?? []), ...mapped.trailer];
+  return { content: await limitText(kernel, connection, tool.name, content, mapped.details), details: mapped.details, isError: mapped.isError };
+}
+
+function isBlock(value: unknown): value is Record<string, unknown> & { type: string } {
+  return typeof value === "object" && value !== null && typeof (value as { type?: unknown }).type === "string";
+}
+
+/**
+ * Keeps model-facing text within Pi's limits. When it is cut, the complete
+ * text goes to a private Result Spill file whose path the model is given.
+ */
+async function limitText(
+  kernel: Kernel,
+  connection: ServerConnection,
+  operation: string,
+  content: PiContent[],
+  details: Record<string, unknown>,
+): Promise<PiContent[]> {
+  const texts = content.filter((item): item is Extract<PiContent, { type: "text" }> => item.type === "text");
+  if (texts.length === 0) return content;
+  const full = texts.map((item) => item.text).join("\n");
+  const cut = connection.host.truncate(full);
+  if (!cut.truncated) return content;
+  const spill = await kernel.hooks.spill.promise({ host: connection.host, server: connection.name, operation, text: full });
+  if (spill) details.spillPath = spill.path;
+  const note = spill
+    ? `\n\n[output truncated to Pi's limit; the complete ${full.length}-character output is in ${spill.path}]`
+    : "\n\n[output truncated to Pi's limit]";
+  const images = content.filter((item) => item.type === "image");
+  return [{ type: "text", text: cut.text + note }, ...images];
+}

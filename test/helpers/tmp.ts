@@ -1,0 +1,127 @@
+/**
+ * Temporary Pi agent folders and projects for the configuration, command and
+ * CLI tests. Everything is a real folder made with fs.mkdtemp; nothing of fs
+ * is mocked. `env()` points PI_CODING_AGENT_DIR (and HOME) at the sandbox so
+ * no test can touch the real ~/.pi.
+ */
+import { spawn } from "node:child_process";
+import { existsSync } from "node:fs";
+import { mkdir, mkdtemp, readFile, readdir, realpath, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { afterEach, beforeEach } from "vitest";
+
+export const REPO_ROOT = fileURLToPath(new URL("../..", import.meta.url));
+export const CLI_BIN = join(REPO_ROOT, "dist/cli/index.mjs");
+
+/** A Node >= 22 binary: the current one if it qualifies, else the project's `node` package. */
+export function nodeBinary(): string {
+  if (Number(process.versions.node.split(".")[0]) >= 22) return process.execPath;
+  return join(REPO_ROOT, "node_modules/.bin/node");
+}
+
+/** PATH with the project's binaries (Node 22, unbuild) first. */
+export function projectPath(): string {
+  return `${join(REPO_ROOT, "node_modules/.bin")}:${process.env.PATH ?? ""}`;
+}
+
+export interface Sandbox {
+  /** Canonical (realpath) root of the sandbox. */
+  readonly root: string;
+  /** Pi's agent folder: what PI_CODING_AGENT_DIR points at. */
+  readonly agentDir: string;
+  /** A project folder (cwd for commands). */
+  readonly projectDir: string;
+  /** `<agentDir>/settings.json` */
+  readonly globalSettings: string;
+  /** `<projectDir>/.pi/settings.json` */
+  readonly projectSettings: string;
+  /** A minimal process environment pointing Pi at this sandbox, plus `extra`. */
+  env(extra?: Record<string, string>): NodeJS.ProcessEnv;
+  writeJson(path: string, value: unknown): Promise<void>;
+  writeText(path: string, text: string): Promise<void>;
+  readJson(path: string): Promise<unknown>;
+  readText(path: string): Promise<string>;
+  /** Writes `<agentDir>/trust.json` exactly as given. */
+  trust(decisions: Record<string, boolean>): Promise<void>;
+  cleanup(): Promise<void>;
+}
+
+export async function createSandbox(): Promise<Sandbox> {
+  const root = await realpath(await mkdtemp(join(tmpdir(), "pi-mcp-test-")));
+  const agentDir = join(root, "agent");
+  const projectDir = join(root, "project");
+  await mkdir(agentDir, { recursive: true });
+  await mkdir(projectDir, { recursive: true });
+  const writeText = async (path: string, text: string) => {
+    await mkdir(dirname(path), { recursive: true });
+    await writeFile(path, text);
+  };
+  return {
+    root,
+    agentDir,
+    projectDir,
+    globalSettings: join(agentDir, "settings.json"),
+    projectSettings: join(projectDir, ".pi", "settings.json"),
+    env: (extra = {}) => ({ PATH: projectPath(), HOME: root, PI_CODING_AGENT_DIR: agentDir, ...extra }),
+    writeJson: (path, value) => writeText(path, `${JSON.stringify(value, null, 2)}\n`),
+    writeText,
+    readJson: async (path) => JSON.parse(await readFile(path, "utf8")) as unknown,
+    readText: (path) => readFile(path, "utf8"),
+    trust: (decisions) => writeText(join(agentDir, "trust.json"), JSON.stringify(decisions)),
+    cleanup: () => rm(root, { recursive: true, force: true }),
+  };
+}
+
+/** Registers a fresh sandbox per test (and its removal); call the result inside a test. */
+export function useSandbox(): () => Sandbox {
+  let current: Sandbox | undefined;
+  beforeEach(async () => {
+    current = await createSandbox();
+  });
+  afterEach(async () => {
+    await current?.cleanup();
+    current = undefined;
+  });
+  return () => {
+    if (!current) throw new Error("sandbox used outside a test");
+    return current;
+  };
+}
+
+/** Files in a folder other than the ones named (temporary files, lock folders). */
+export async function strayFiles(folder: string, expected: readonly string[]): Promise<string[]> {
+  if (!existsSync(folder)) return [];
+  return (await readdir(folder)).filter((name) => !expected.includes(name));
+}
+
+export interface ProcessResult {
+  readonly code: number | null;
+  readonly stdout: string;
+  readonly stderr: string;
+}
+
+/** Runs a process to completion, collecting its output. */
+export function runProcess(
+  command: string,
+  args: readonly string[],
+  options: { cwd: string; env: NodeJS.ProcessEnv; timeoutMs?: number },
+): Promise<ProcessResult> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(command, args, { cwd: options.cwd, env: options.env, stdio: ["ignore", "pipe", "pipe"] });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.setEncoding("utf8").on("data", (chunk: string) => (stdout += chunk));
+    child.stderr.setEncoding("utf8").on("data", (chunk: string) => (stderr += chunk));
+    const timer = setTimeout(() => child.kill("SIGKILL"), options.timeoutMs ?? 20_000);
+    child.on("error", (error) => {
+      clearTimeout(timer);
+      reject(error);
+    });
+    child.on("close", (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr });
+    });
+  });
+}
