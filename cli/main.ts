@@ -3,7 +3,7 @@ import { commandsFor, runCommandLine } from "../src/commands/index.ts";
 import { TRUST_OPTIONS } from "../src/commands/parse.ts";
 import type { CommandEnvironment, CommandResult, CommandSpec } from "../src/commands/types.ts";
 import { cliCommandEnvironment } from "../src/commands/environment.ts";
-import { createKernel, runtimeCommands } from "../src/composition.ts";
+import { RUNTIME_COMMANDS } from "../src/commands/runtime.ts";
 
 export interface CliOptions {
   /** The full argument vector after the program name, `--` and all. */
@@ -19,7 +19,7 @@ export interface CliOptions {
  * citty supplies `--help` and usage text; the core parses and runs.
  */
 export function createCli(options: CliOptions): CommandDef {
-  const commands = commandsFor("cli", runtimeCommands());
+  const commands = commandsFor("cli", RUNTIME_COMMANDS);
   const subCommands: Record<string, CommandDef> = {};
   for (const spec of commands) subCommands[spec.name] = subcommand(spec, commands, options);
   return defineCommand({
@@ -29,7 +29,7 @@ export function createCli(options: CliOptions): CommandDef {
 }
 
 export function listCommandNames(): string[] {
-  return commandsFor("cli", runtimeCommands()).map((command) => command.name);
+  return commandsFor("cli", RUNTIME_COMMANDS).map((command) => command.name);
 }
 
 function subcommand(spec: CommandSpec, commands: readonly CommandSpec[], options: CliOptions): CommandDef {
@@ -38,7 +38,7 @@ function subcommand(spec: CommandSpec, commands: readonly CommandSpec[], options
     args: argsDef(spec),
     async run() {
       const argv = options.argv.slice(options.argv.indexOf(spec.name));
-      const env: CommandEnvironment = cliCommandEnvironment(argv, options.cwd ?? process.cwd(), options.env ?? process.env, () => createKernel());
+      const env: CommandEnvironment = cliCommandEnvironment(argv, options.cwd ?? process.cwd(), options.env ?? process.env, async () => (await import("../src/composition.ts")).createKernel());
       const result = await runCommandLine(commands, argv, env);
       options.onResult(result, argv.includes("--json") && !afterDashes(argv, "--json"));
     },

@@ -1,4 +1,5 @@
 import { Kernel, type KernelPlugin } from "./kernel/kernel.ts";
+import { registeredPlugins } from "./kernel/registry.ts";
 import type { CommandSpec } from "./commands/types.ts";
 import { RUNTIME_COMMANDS } from "./commands/runtime.ts";
 import { StdioTransportPlugin } from "../plugins/transports/stdio.ts";
@@ -15,7 +16,7 @@ import { SpillPlugin } from "../plugins/spill/index.ts";
 export interface KernelOptions {
   /** Names of internal plugins to leave out. */
   readonly disable?: readonly string[];
-  /** Extra plugins (third-party result mappers, test doubles), applied after the internal ones. */
+  /** Extra plugins (test doubles), applied after the internal ones and the registered ones. */
   readonly plugins?: readonly KernelPlugin[];
 }
 
@@ -38,7 +39,8 @@ export function createKernel(options: KernelOptions = {}): Kernel {
   for (const name of disabled) {
     if (!internal.some((plugin) => plugin.name === name)) throw new Error(`unknown internal plugin "${name}"`);
   }
-  return new Kernel([...internal.filter((plugin) => !disabled.has(plugin.name)), ...(options.plugins ?? [])]);
+  const enabled = internal.filter((plugin) => !disabled.has(plugin.name));
+  return new Kernel([...enabled, ...registeredPlugins(), ...(options.plugins ?? [])]);
 }
 
 /** Commands that need the runtime (connections), beside the configuration core. */

@@ -1,5 +1,6 @@
 // The public library for third parties: names only, no side effects.
 export { Kernel, STAGE, type KernelPlugin } from "./kernel/kernel.ts";
+export { registerPlugin } from "./kernel/registry.ts";
 export type { KernelHooks, HookName } from "./kernel/hooks.ts";
 export { PiMcpError, PluginHookError } from "./kernel/errors.ts";
 export type * from "./kernel/types.ts";

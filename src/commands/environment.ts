@@ -19,7 +19,7 @@ export function cliCommandEnvironment(
   argv: readonly string[],
   cwd: string,
   env: NodeJS.ProcessEnv,
-  createKernel: () => Kernel,
+  createKernel: () => Promise<Kernel>,
 ): CommandEnvironment {
   const agent = agentDir(env);
   const options = argv.slice(0, argv.includes("--") ? argv.indexOf("--") : undefined);

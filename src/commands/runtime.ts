@@ -4,7 +4,6 @@ import { join } from "node:path";
 import { PiMcpError } from "../kernel/errors.ts";
 import type { HostContext } from "../kernel/types.ts";
 import type { ConnectionStatus } from "../runtime/connection.ts";
-import { McpHost } from "../runtime/host.ts";
 import { createRedactor, safeText } from "../safety/text.ts";
 import type { EffectiveConfig } from "../config/types.ts";
 import type { CommandEnvironment, CommandResult, CommandSpec, RuntimeControl } from "./types.ts";
@@ -53,7 +52,9 @@ async function testOne(env: CommandEnvironment, config: EffectiveConfig, name: s
   const single: EffectiveConfig = { ...config, retry: { ...config.retry, maxRetries: 0 }, servers: [{ ...entry, enabled: true }] };
   const redact = createRedactor(config.secrets);
   const context: HostContext = { cwd: env.cwd, agentDir: env.agentDir, privateDir, config: single, redact, truncate: (text) => ({ text, truncated: false }) };
-  const host = new McpHost(env.createKernel(), context, { register() {}, deactivate() {} });
+  // Loaded on use: the configuration commands should not pay for the protocol stack.
+  const { McpHost } = await import("../runtime/host.ts");
+  const host = new McpHost(await env.createKernel(), context, { register() {}, deactivate() {} });
   const started = performance.now();
   try {
     await host.startAndSettle();
@@ -102,7 +103,7 @@ export const statusCommand: CommandSpec = {
   positionals: [],
   options: {},
   async run(_input, env): Promise<CommandResult> {
-    const { config, servers } = requireRuntime(env).status();
+    const { config, servers } = await requireRuntime(env).status();
     return { exitCode: 0, output: formatStatus(config, servers) };
   },
 };
@@ -135,9 +136,26 @@ export const reconnectCommand: CommandSpec = {
   async run(input, env) {
     const name = input.positionals[0]!;
     await requireRuntime(env).reconnect(name);
-    const server = requireRuntime(env).status().servers.find((status) => status.name === name);
+    const server = (await requireRuntime(env).status()).servers.find((status) => status.name === name);
     return { exitCode: 0, output: `Reconnected "${name}": ${server?.state ?? "unknown"}${server?.cause ? ` (${server.cause})` : ""}` };
   },
 };
 
-export const RUNTIME_COMMANDS: readonly CommandSpec[] = [testCommand, statusCommand, reconnectCommand];
+export const waitCommand: CommandSpec = {
+  name: "wait",
+  surfaces: ["pi"],
+  summary: "Wait until every server has connected or failed (for scripts: pi -p \"/mcp wait\" \"prompt\")",
+  usage: "wait [--timeout MS]",
+  positionals: [],
+  options: { timeout: { type: "string", description: "Longest wait in milliseconds (default 30000)", valueHint: "MS" } },
+  async run(input, env) {
+    const timeout = input.options.timeout === undefined ? 30_000 : Number(input.options.timeout);
+    if (!Number.isInteger(timeout) || timeout < 0) throw new PiMcpError("usage", "wait: --timeout takes a whole number of milliseconds");
+    const runtime = requireRuntime(env);
+    const settled = await runtime.settled(timeout);
+    const { config, servers } = await runtime.status();
+    return { exitCode: settled ? 0 : 1, output: `${settled ? "" : `Still connecting after ${timeout} ms.\n`}${formatStatus(config, servers)}` };
+  },
+};
+
+export const RUNTIME_COMMANDS: readonly CommandSpec[] = [testCommand, statusCommand, reconnectCommand, waitCommand];

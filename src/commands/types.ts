@@ -40,8 +40,10 @@ export interface CommandResult {
 export interface RuntimeControl {
   /** Called after a mutation persisted: connect or disconnect in the background. */
   settingsChanged(server: string, change: "connect" | "disconnect"): Promise<void>;
-  status(): SessionStatus;
+  status(): Promise<SessionStatus>;
   reconnect(server: string): Promise<void>;
+  /** Resolves once no server is connecting or retrying; false when the time ran out. */
+  settled(timeoutMs: number): Promise<boolean>;
 }
 
 export interface SessionStatus {
@@ -68,7 +70,7 @@ export interface CommandEnvironment {
   readonly credentials: CredentialQueries;
   readonly runtime?: RuntimeControl;
   /** A kernel with the surface's plugins, for temporary connections (`test`). */
-  createKernel(): Kernel;
+  createKernel(): Promise<Kernel>;
   /** Load the merged configuration (cached by the surface if it likes). */
   loadConfig(): Promise<EffectiveConfig>;
 }

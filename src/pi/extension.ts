@@ -52,8 +52,7 @@ const piTruncate: Truncator = (text) => {
  */
 export function registerPiMcp(pi: ExtensionAPI, kernelOptions: KernelOptions = {}): void {
   let config: EffectiveConfig | undefined;
-  let host: McpHost | undefined;
-  let started = false;
+  let hostReady: Promise<McpHost> | undefined;
   const commands = (): CommandSpec[] => [...commandsFor("pi", runtimeCommands()), helpCommand(() => commands())];
 
   const environment = (ctx: ExtensionContext): CommandEnvironment => {
@@ -67,32 +66,38 @@ export function registerPiMcp(pi: ExtensionAPI, kernelOptions: KernelOptions = {
       projectTrusted,
       savedTrust: savedProjectTrust(agent, ctx.cwd),
       credentials: NO_CREDENTIALS,
-      createKernel: () => createKernel(kernelOptions),
+      createKernel: async () => createKernel(kernelOptions),
       loadConfig: async () => (config = await loadConfig({ agentDir: agent, cwd: ctx.cwd, projectTrusted, env: process.env })),
-      ...(host && { runtime: runtimeControl(host, ctx) }),
+      ...(hostReady && { runtime: runtimeControl(hostReady, ctx) }),
     };
   };
 
-  const runtimeControl = (current: McpHost, ctx: ExtensionContext): RuntimeControl => ({
-    status: () => ({ config: current.config, servers: current.status() }),
-    reconnect: (name) => current.reconnect(name),
+  /** Commands may run before the background start finished: each waits for the host. */
+  const runtimeControl = (ready: Promise<McpHost>, ctx: ExtensionContext): RuntimeControl => ({
+    status: async () => {
+      const current = await ready;
+      return { config: current.config, servers: current.status() };
+    },
+    reconnect: async (name) => (await ready).reconnect(name),
+    settled: async (timeoutMs) => (await ready).settled(timeoutMs),
     // The setting is already persisted; a failed connection never rolls it back.
     settingsChanged: async () => {
       const loaded = await environment(ctx).loadConfig();
-      await current.applyConfig(loaded, createRedactor(loaded.secrets));
+      await (await ready).applyConfig(loaded, createRedactor(loaded.secrets));
     },
   });
 
-  const startHost = async (ctx: ExtensionContext) => {
+  const startHost = async (ctx: ExtensionContext): Promise<McpHost> => {
     const loaded = await environment(ctx).loadConfig();
     const agent = agentDir();
     const privateDir = join(agent, "pi-mcp", "sessions", ctx.sessionManager.getSessionId());
     mkdirSync(privateDir, { recursive: true, mode: 0o700 });
     const kernel = createKernel(kernelOptions);
     const context = { cwd: ctx.cwd, agentDir: agent, privateDir, config: loaded, redact: createRedactor(loaded.secrets), truncate: piTruncate };
-    host = new McpHost(kernel, context, piToolSink(pi));
+    const host = new McpHost(kernel, context, piToolSink(pi));
     await kernel.hooks.hostStart.promise(context);
     host.start();
+    return host;
   };
 
   pi.registerCommand("mcp", {
@@ -106,15 +111,16 @@ export function registerPiMcp(pi: ExtensionAPI, kernelOptions: KernelOptions = {
   });
 
   pi.on("session_start", (_event, ctx) => {
-    if (started) return; // RPC mode can announce one session twice
-    started = true;
+    if (hostReady) return; // RPC mode can announce one session twice
     // One event-loop turn later, so Pi's start never waits for MCP work.
-    setTimeout(() => void startHost(ctx), 0);
+    hostReady = new Promise((resolve) => setTimeout(resolve, 0)).then(() => startHost(ctx));
+    hostReady.catch(() => undefined);
   });
 
   pi.on("session_shutdown", async () => {
-    const current = host;
-    host = undefined;
+    const ready = hostReady;
+    hostReady = undefined;
+    const current = await ready?.catch(() => undefined);
     await current?.shutdown();
   });
 }

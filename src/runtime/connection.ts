@@ -1,4 +1,5 @@
 import { Client, type Tool, type Transport } from "@modelcontextprotocol/client";
+import picomatch from "picomatch";
 import type { ServerEntry } from "../config/types.ts";
 import { describeError, PiMcpError } from "../kernel/errors.ts";
 import type { Kernel } from "../kernel/kernel.ts";
@@ -166,17 +167,21 @@ export class ServerConnection {
     const handle = await hooks.createTransport.promise({ ...this.context, auth });
     if (!handle) throw new PiMcpError("invalid_settings", `no transport plugin handles "${this.entry.transport}"`);
     const capabilities = hooks.clientCapabilities.call({}, this.context);
+    const toolsChanged = () => {
+      if (generation === this.generation) this.refreshTools.trigger();
+    };
     const client = new Client(CLIENT_INFO, {
       capabilities,
       versionNegotiation: { mode: "auto", probe: { timeoutMs: Math.min(PROBE_TIMEOUT_MS, this.connectTimeoutMs) } },
       inputRequired: { autoFulfill: true, maxRounds: 10 },
+      // On 2026-07-28 peers change notices arrive only through a subscription, which this option opens.
+      // We re-list ourselves (paged, bounded), so the SDK's own refresh stays off.
+      listChanged: { tools: { autoRefresh: false, debounceMs: 0, onChanged: toolsChanged } },
     });
     this.client = client;
     this.transport = handle.transport;
     client.onerror = (error) => this.log.append(`[pi-mcp] ${this.describe(error)}\n`);
-    client.setNotificationHandler("notifications/tools/list_changed", () => {
-      if (generation === this.generation) this.refreshTools.trigger();
-    });
+    client.setNotificationHandler("notifications/tools/list_changed", toolsChanged);
     hooks.clientCreated.call(this.live(generation));
     await withDeadline(client.connect(handle.transport, { timeout: this.connectTimeoutMs }), this.connectTimeoutMs, `connecting took longer than ${this.connectTimeoutMs} ms`);
     this.pid = (handle.transport as { pid?: number | null }).pid ?? undefined;
@@ -293,13 +298,10 @@ function validTools(value: unknown, log: RetainedLog): Tool[] {
   return tools;
 }
 
+/** `tools.include` keeps only matching tool names (when given); `tools.exclude` then drops matches. */
 function filterTools(tools: Tool[], filter: { include?: readonly string[]; exclude?: readonly string[] } | undefined): Tool[] {
   if (!filter) return tools;
-  const include = filter.include?.map(globToRegExp);
-  const exclude = filter.exclude?.map(globToRegExp) ?? [];
-  return tools.filter((tool) => (!include || include.some((pattern) => pattern.test(tool.name))) && !exclude.some((pattern) => pattern.test(tool.name)));
-}
-
-function globToRegExp(glob: string): RegExp {
-  return new RegExp(`^${glob.split("*").map((part) => part.replace(/[.+?^${}()|[\]\\]/g, "\\$&")).join(".*")}$`);
+  const include = filter.include ? picomatch([...filter.include], { dot: true }) : () => true;
+  const exclude = filter.exclude?.length ? picomatch([...filter.exclude], { dot: true }) : () => false;
+  return tools.filter((tool) => include(tool.name) && !exclude(tool.name));
 }

@@ -1,4 +1,4 @@
-import { ProtocolError, SdkError, SdkErrorCode, SdkHttpError, UnauthorizedError, UnsupportedProtocolVersionError } from "@modelcontextprotocol/client";
+import { SdkError, SdkErrorCode, SdkHttpError, UnauthorizedError, UnsupportedProtocolVersionError } from "@modelcontextprotocol/client";
 
 /** How a failed connect or a lost connection should be handled. */
 export type FailureKind = "retryable" | "auth" | "unsupported_protocol" | "terminal";
@@ -33,4 +33,3 @@ export function isTimeout(error: unknown): boolean {
   return error instanceof SdkError && error.code === SdkErrorCode.RequestTimeout;
 }
 
-export { ProtocolError };

@@ -120,6 +120,18 @@ export class McpHost {
     await connection.start();
   }
 
+  /**
+   * Waits until no server is still connecting or retrying (or the time is up),
+   * then until their tools have reached Pi. Returns whether everything settled.
+   */
+  async settled(timeoutMs: number): Promise<boolean> {
+    const deadline = Date.now() + timeoutMs;
+    const busy = () => [...this.connections.values()].some((connection) => connection.state === "connecting" || connection.state === "retrying");
+    while (busy() && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 25));
+    await this.flushTools();
+    return !busy();
+  }
+
   /** Waits until pending catalog changes have reached Pi (tests and `test` use it). */
   async flushTools(): Promise<void> {
     await new Promise((resolve) => setTimeout(resolve, CATALOG_COALESCE_MS + 10));

@@ -4,13 +4,11 @@
  * projects, and `${NAME}` expansion, all read from real settings files.
  */
 import { describe, expect, it } from "vitest";
-import { commandsFor, runCommandLine } from "../../src/commands/index.ts";
-import { cliCommandEnvironment } from "../../src/commands/environment.ts";
 import type { ListDocument } from "../../src/commands/list.ts";
 import { loadConfig } from "../../src/config/load.ts";
 import { agentDir } from "../../src/config/paths.ts";
 import type { EffectiveConfig } from "../../src/config/types.ts";
-import { useSandbox } from "../helpers/tmp.ts";
+import { runCli, useSandbox } from "../helpers/tmp.ts";
 
 const sandbox = useSandbox();
 
@@ -29,7 +27,7 @@ async function load(options: { trusted?: boolean; env?: Record<string, string> }
 /** Runs a CLI command line through the shared core (project trust comes from trust.json). */
 async function cli(...argv: string[]) {
   const box = sandbox();
-  return runCommandLine(commandsFor("cli"), argv, cliCommandEnvironment(argv, box.projectDir, box.env()));
+  return runCli(argv, box.projectDir, box.env());
 }
 
 async function listJson(): Promise<ListDocument> {

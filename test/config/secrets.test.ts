@@ -4,12 +4,10 @@
  * output; plus the exact-value redactor and terminal-control stripping.
  */
 import { describe, expect, it } from "vitest";
-import { commandsFor, runCommandLine } from "../../src/commands/index.ts";
-import { cliCommandEnvironment } from "../../src/commands/environment.ts";
 import { loadConfig } from "../../src/config/load.ts";
 import { agentDir } from "../../src/config/paths.ts";
 import { REDACTED, createRedactor, safeText, stripTerminalControls } from "../../src/safety/text.ts";
-import { useSandbox } from "../helpers/tmp.ts";
+import { runCli, useSandbox } from "../helpers/tmp.ts";
 
 const sandbox = useSandbox();
 
@@ -61,7 +59,7 @@ async function setUp(): Promise<void> {
 
 async function cli(...argv: string[]) {
   const box = sandbox();
-  return runCommandLine(commandsFor("cli"), argv, cliCommandEnvironment(argv, box.projectDir, box.env(SECRET_ENV)));
+  return runCli(argv, box.projectDir, box.env(SECRET_ENV));
 }
 
 describe("resolved values never appear in errors or output", () => {

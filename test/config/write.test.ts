@@ -10,17 +10,15 @@ import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import lockfile from "proper-lockfile";
 import { describe, expect, it } from "vitest";
-import { commandsFor, runCommandLine } from "../../src/commands/index.ts";
-import { cliCommandEnvironment } from "../../src/commands/environment.ts";
 import { changeServers } from "../../src/commands/mutate.ts";
 import { updateMcpSettings } from "../../src/config/files.ts";
-import { REPO_ROOT, nodeBinary, strayFiles, useSandbox } from "../helpers/tmp.ts";
+import { nodeBinary, REPO_ROOT, runCli, strayFiles, useSandbox } from "../helpers/tmp.ts";
 
 const sandbox = useSandbox();
 
 async function cli(argv: string[], extraEnv: Record<string, string> = {}) {
   const box = sandbox();
-  return runCommandLine(commandsFor("cli"), argv, cliCommandEnvironment(argv, box.projectDir, box.env(extraEnv)));
+  return runCli(argv, box.projectDir, box.env(extraEnv));
 }
 
 const OTHER_KEYS = {
@@ -109,7 +107,7 @@ describe("a missing file", () => {
     const box = sandbox();
     const agent = join(box.root, "fresh-agent");
     const argv = ["add", "docs", "https://mcp.example.com/mcp"];
-    const result = await runCommandLine(commandsFor("cli"), argv, cliCommandEnvironment(argv, box.projectDir, box.env({ PI_CODING_AGENT_DIR: agent })));
+    const result = await runCli(argv, box.projectDir, box.env({ PI_CODING_AGENT_DIR: agent }));
     expect(result.exitCode).toBe(0);
     expect(JSON.parse(await readFile(join(agent, "settings.json"), "utf8"))).toEqual({
       mcp: { servers: { docs: { url: "https://mcp.example.com/mcp" } } },
@@ -298,9 +296,12 @@ describe("lock contention between two real processes", () => {
     expect(reads).toBeGreaterThan(10);
 
     const final = (await box.readJson(box.globalSettings)) as { theme: string; mcp: { requestTimeoutMs: number; servers: Record<string, unknown> } };
-    console.log("ORDER", Object.keys(final.mcp.servers).join(" "), reads);
     const expected = ["alpha", "beta"].flatMap((prefix) => Array.from({ length: 20 }, (_, i) => `${prefix}-${i}`)).sort();
     expect(Object.keys(final.mcp.servers).sort()).toEqual(expected);
+    // The writers really ran at the same time: their additions interleave in the file.
+    const owners = Object.keys(final.mcp.servers).map((name) => name.split("-")[0]);
+    const switches = owners.filter((owner, index) => index > 0 && owner !== owners[index - 1]).length;
+    expect(switches, owners.join(" ")).toBeGreaterThan(1);
     expect(final.theme).toBe("dark");
     expect(final.mcp.requestTimeoutMs).toBe(5_000);
     expect(await strayFiles(box.agentDir, ["settings.json"])).toEqual([]);

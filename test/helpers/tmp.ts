@@ -11,6 +11,8 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterEach, beforeEach } from "vitest";
+import { cliCommandEnvironment } from "../../src/commands/environment.ts";
+import { commandsFor, runCommandLine, type CommandEnvironment, type CommandResult } from "../../src/commands/index.ts";
 
 export const REPO_ROOT = fileURLToPath(new URL("../..", import.meta.url));
 export const CLI_BIN = join(REPO_ROOT, "dist/cli/index.mjs");
@@ -24,6 +26,21 @@ export function nodeBinary(): string {
 /** PATH with the project's binaries (Node 22, unbuild) first. */
 export function projectPath(): string {
   return `${join(REPO_ROOT, "node_modules/.bin")}:${process.env.PATH ?? ""}`;
+}
+
+/** The configuration commands never connect: a kernel request is a test failure. */
+export function noKernel(): never {
+  throw new Error("a configuration command asked for a kernel");
+}
+
+/** The CLI surface's environment for `argv`, exactly as the pi-mcp binary builds it. */
+export function cliEnvironment(argv: readonly string[], cwd: string, env: NodeJS.ProcessEnv): CommandEnvironment {
+  return cliCommandEnvironment(argv, cwd, env, noKernel);
+}
+
+/** Runs one pi-mcp command line through the shared core (`runCommandLine`) on the CLI surface. */
+export function runCli(argv: readonly string[], cwd: string, env: NodeJS.ProcessEnv): Promise<CommandResult> {
+  return runCommandLine(commandsFor("cli"), argv, cliEnvironment(argv, cwd, env));
 }
 
 export interface Sandbox {

@@ -1,0 +1,227 @@
+/**
+ * Drives OUR host (McpHost + the real kernel from src/composition.ts) against
+ * real servers: a real EffectiveConfig built by resolveConfig, a temporary
+ * private folder, Pi's own truncation, and a recording ToolSink.
+ *
+ *   const h = await startHost({ basic: fixtureServer("basic") }, { retry: { maxRetries: 0 } });
+ *   await h.waitForState("basic", "connected");
+ *   const out = await h.call("mcp__basic__echo", { text: "hi" });
+ *   await h.stop();   // or stopAllHosts() in afterEach
+ */
+import { mkdir, mkdtemp, realpath, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { createKernel } from "../../src/composition.ts";
+import { resolveConfig } from "../../src/config/resolve.ts";
+import type { EffectiveConfig, RetryPolicy } from "../../src/config/types.ts";
+import type { Kernel } from "../../src/kernel/kernel.ts";
+import type { HostContext, Truncator } from "../../src/kernel/types.ts";
+import type { ConnectionState, ConnectionStatus } from "../../src/runtime/connection.ts";
+import { McpHost, type BridgedTool, type ToolSink } from "../../src/runtime/host.ts";
+import type { CallOptions, ToolOutcome } from "../../src/runtime/tool-call.ts";
+import { createRedactor } from "../../src/safety/text.ts";
+import { everythingPath, fixturePath, nodePath } from "./servers.ts";
+
+/** Pi's limits for model-facing text (DEFAULT_MAX_LINES / DEFAULT_MAX_BYTES in pi-coding-agent). */
+export const PI_MAX_LINES = 2000;
+export const PI_MAX_BYTES = 50 * 1024;
+
+/**
+ * Pi's truncateHead (whole lines, at most 2,000 lines and 50 KB), as the
+ * extension applies it: a first line that alone exceeds 50 KB is cut by bytes.
+ * Written out here so the suite does not pay pi-coding-agent's import time.
+ */
+export const piTruncate: Truncator = (text) => {
+  const lines = text.split("\n");
+  let bytes = 0;
+  const kept: string[] = [];
+  for (const line of lines) {
+    const size = Buffer.byteLength(line, "utf8") + (kept.length > 0 ? 1 : 0);
+    if (kept.length >= PI_MAX_LINES || bytes + size > PI_MAX_BYTES) break;
+    kept.push(line);
+    bytes += size;
+  }
+  if (kept.length === lines.length) return { text, truncated: false };
+  const head = kept.length > 0 ? kept.join("\n") : Buffer.from(text, "utf8").subarray(0, PI_MAX_BYTES).toString("utf8").replace(/\uFFFD$/, "");
+  return { text: head, truncated: true };
+};
+
+/** A raw (settings.json-shaped) server definition. */
+export type RawDefinition = Record<string, unknown>;
+
+/** A stdio definition running one of test/fixtures/servers. */
+export function fixtureServer(name: string, environment: Record<string, string> = {}, extra: RawDefinition = {}): RawDefinition {
+  return { command: nodePath(), args: [fixturePath(name)], environment, ...extra };
+}
+
+/** server-everything over stdio. */
+export function everythingStdio(extra: RawDefinition = {}): RawDefinition {
+  return { command: nodePath(), args: [everythingPath(), "stdio"], ...extra };
+}
+
+export interface StartHostOptions {
+  readonly connectTimeoutMs?: number;
+  readonly requestTimeoutMs?: number;
+  readonly retry?: Partial<RetryPolicy>;
+  /** The environment `${NAME}` expands from (default: process.env). */
+  readonly env?: NodeJS.ProcessEnv;
+  /** The host's cwd (relative stdio `cwd`s resolve against it); default: the test process's cwd. */
+  readonly cwd?: string;
+  readonly kernel?: Kernel;
+  /** Start connecting at once (default true). */
+  readonly start?: boolean;
+}
+
+/** Every call the host made on its ToolSink, plus the resulting view. */
+export interface RecordingSink extends ToolSink {
+  /** Each register() call's tools, in order. */
+  readonly registerCalls: BridgedTool[][];
+  /** Each deactivate() call's names, in order. */
+  readonly deactivateCalls: string[][];
+  /** The newest registration of every name ever registered. */
+  readonly tools: Map<string, BridgedTool>;
+  /** Names registered and not deactivated since. */
+  readonly active: Set<string>;
+}
+
+export function recordingSink(): RecordingSink {
+  const sink: RecordingSink = {
+    registerCalls: [],
+    deactivateCalls: [],
+    tools: new Map(),
+    active: new Set(),
+    register(tools) {
+      sink.registerCalls.push([...tools]);
+      for (const tool of tools) {
+        sink.tools.set(tool.name, tool);
+        sink.active.add(tool.name);
+      }
+    },
+    deactivate(names) {
+      sink.deactivateCalls.push([...names]);
+      for (const name of names) sink.active.delete(name);
+    },
+  };
+  return sink;
+}
+
+export interface TestHost {
+  readonly host: McpHost;
+  readonly sink: RecordingSink;
+  readonly config: EffectiveConfig;
+  readonly privateDir: string;
+  status(name: string): ConnectionStatus;
+  /** Resolves once `name` is in (one of) `state`; rejects with its status after `timeoutMs`. */
+  waitForState(name: string, state: ConnectionState | readonly ConnectionState[], timeoutMs?: number): Promise<ConnectionStatus>;
+  /** Resolves once at least `count` tools (optionally only `mcp__<server>__…` ones) are active. */
+  waitForTools(count: number, options?: { server?: string; timeoutMs?: number }): Promise<string[]>;
+  /** Executes an active Pi tool the way Pi would (through the sink's registration). */
+  call(piToolName: string, args?: Record<string, unknown>, options?: CallOptions): Promise<ToolOutcome>;
+  stop(): Promise<void>;
+}
+
+const running = new Set<TestHost>();
+
+/** Stops every host started by startHost that is still running (use in afterEach). */
+export async function stopAllHosts(): Promise<void> {
+  await Promise.allSettled([...running].map((host) => host.stop()));
+}
+
+/** Polls `condition` every 10 ms; rejects with `describe()` after `timeoutMs`. */
+export async function until(condition: () => boolean, timeoutMs: number, describe: () => string = () => "condition not met"): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms: ${describe()}`);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
+
+/** Builds the EffectiveConfig a global settings.json `{ mcp: {...} }` would give. */
+export function buildConfig(servers: Record<string, RawDefinition>, options: StartHostOptions = {}, file = "/nonexistent/settings.json"): EffectiveConfig {
+  const mcp = {
+    connectTimeoutMs: options.connectTimeoutMs ?? 5_000,
+    requestTimeoutMs: options.requestTimeoutMs ?? 10_000,
+    retry: { maxRetries: 1, initialDelayMs: 50, maxDelayMs: 200, backoffFactor: 1.5, ...options.retry },
+    servers,
+  };
+  const config = resolveConfig({ scope: "global", file, mcp }, undefined, options.env ?? process.env, {
+    globalPath: file,
+    projectPath: "/nonexistent/.pi/settings.json",
+    projectTrusted: false,
+  });
+  if (!config.valid) throw new Error(`invalid test settings: ${config.issues.map((issue) => `${issue.path}: ${issue.message}`).join("; ")}`);
+  return config;
+}
+
+export async function startHost(servers: Record<string, RawDefinition>, options: StartHostOptions = {}): Promise<TestHost> {
+  const config = buildConfig(servers, options);
+  const root = await realpath(await mkdtemp(join(tmpdir(), "pi-mcp-runtime-")));
+  const privateDir = join(root, "private");
+  await mkdir(privateDir, { mode: 0o700 });
+  const context: HostContext = {
+    cwd: options.cwd ?? process.cwd(),
+    agentDir: root,
+    privateDir,
+    config,
+    redact: createRedactor(config.secrets),
+    truncate: piTruncate,
+  };
+  const kernel = options.kernel ?? createKernel();
+  const sink = recordingSink();
+  const host = new McpHost(kernel, context, sink);
+  await kernel.hooks.hostStart.promise(context);
+  let stopped = false;
+  const status = (name: string): ConnectionStatus => {
+    const connection = host.connection(name);
+    if (!connection) throw new Error(`no connection "${name}"`);
+    return connection.status();
+  };
+  const testHost: TestHost = {
+    host,
+    sink,
+    config,
+    privateDir,
+    status,
+    async waitForState(name, state, timeoutMs = 10_000) {
+      const wanted: readonly ConnectionState[] = typeof state === "string" ? [state] : state;
+      await until(
+        () => host.connection(name) !== undefined && wanted.includes(status(name).state),
+        timeoutMs,
+        () => `"${name}" is not ${wanted.join("/")}: ${JSON.stringify(host.connection(name)?.status())}`,
+      );
+      return status(name);
+    },
+    async waitForTools(count, { server, timeoutMs = 10_000 } = {}) {
+      const mine = () => [...sink.active].filter((name) => server === undefined || name.startsWith(`mcp__${server}__`));
+      await until(
+        () => mine().length >= count,
+        timeoutMs,
+        () => `${mine().length} of ${count} tools active; status ${JSON.stringify(host.status())}`,
+      );
+      return mine();
+    },
+    async call(piToolName, args = {}, callOptions = {}) {
+      const tool = sink.tools.get(piToolName);
+      if (!tool || !sink.active.has(piToolName)) throw new Error(`no active tool "${piToolName}" (active: ${[...sink.active].slice(0, 30).join(", ")})`);
+      return tool.execute(args, callOptions);
+    },
+    async stop() {
+      if (stopped) return;
+      stopped = true;
+      running.delete(testHost);
+      try {
+        await host.shutdown();
+      } finally {
+        await rm(root, { recursive: true, force: true });
+      }
+    },
+  };
+  running.add(testHost);
+  if (options.start !== false) host.start();
+  return testHost;
+}
+
+/** All the text of an outcome, joined by newlines. */
+export function textOf(outcome: ToolOutcome): string {
+  return outcome.content.flatMap((item) => (item.type === "text" ? [item.text] : [])).join("\n");
+}

@@ -1,0 +1,123 @@
+// Tool catalogs through OUR host: paging (huge, repeated and endless), hostile
+// names, list_changed storms, and per-server include/exclude filters.
+import { afterEach, describe, expect, it } from "vitest";
+import { fixtureServer, startHost, stopAllHosts, textOf, until } from "../helpers/host.ts";
+
+afterEach(stopAllHosts);
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+describe("paging", () => {
+  it("registers all 10,000 tools served over 100 pages", async () => {
+    const h = await startHost({ many: fixtureServer("many-tools") });
+    await h.waitForState("many", "connected", 20_000);
+    const names = await h.waitForTools(10_000, { server: "many", timeoutMs: 10_000 });
+    const registered = new Set(h.sink.registerCalls.flat().map((tool) => tool.name));
+    expect(registered.size).toBe(10_000);
+    expect(names).toHaveLength(10_000);
+    for (const i of [0, 1, 99, 100, 5_000, 9_999]) expect(registered).toContain(`mcp__many__t${i}`);
+    expect(textOf(await h.call("mcp__many__t9999"))).toBe("t9999");
+  }, 30_000);
+
+  it("fails a server that repeats a pagination cursor instead of looping", async () => {
+    const h = await startHost({ repeat: fixtureServer("many-tools", { FIXTURE_CURSOR: "repeat" }) }, { retry: { maxRetries: 1, initialDelayMs: 50 } });
+    const status = await h.waitForState("repeat", "failed", 10_000);
+    expect(status.cause).toMatch(/repeated a pagination cursor/);
+    expect(status.attempts).toBe(2);
+    // It stays failed: no hidden retry keeps running.
+    await sleep(500);
+    expect(h.status("repeat")).toMatchObject({ state: "failed", attempts: 2 });
+    expect(h.sink.active.size).toBe(0);
+  }, 20_000);
+
+  it("stops an endless cursor chain at 1,000 pages with an error", async () => {
+    const h = await startHost({ endless: fixtureServer("many-tools", { FIXTURE_TOOLS: "10", FIXTURE_PAGE_SIZE: "10", FIXTURE_CURSOR: "endless" }) }, { retry: { maxRetries: 0 } });
+    const status = await h.waitForState("endless", "failed", 25_000);
+    expect(status.cause).toMatch(/more than 1000 pages/);
+    expect(status.attempts).toBe(1);
+    expect(h.sink.active.size).toBe(0);
+  }, 30_000);
+});
+
+describe("tool names", () => {
+  const NAME = /^[a-zA-Z0-9_-]{1,64}$/;
+  const COLLIDING = ["a.b", "a/b", "a b", "a_b"];
+  const prefix = `long_${"x".repeat(59)}`;
+
+  async function nameMap(): Promise<Map<string, string>> {
+    const h = await startHost({ names: fixtureServer("names") });
+    await h.waitForTools(7, { server: "names" });
+    const map = new Map([...h.sink.tools.values()].map((tool) => [tool.tool.name, tool.name]));
+    await h.stop();
+    return map;
+  }
+
+  it("makes every name valid and unique, suffixing colliding ones deterministically, and the escape-laden tool works", async () => {
+    const first = await nameMap();
+    const second = await nameMap();
+    expect(first.size).toBe(7);
+    const piNames = [...first.values()];
+    for (const name of piNames) expect(name).toMatch(NAME);
+    expect(new Set(piNames).size).toBe(piNames.length);
+    // The four names that sanitize to mcp__names__a_b all get a hash suffix.
+    for (const tool of COLLIDING) expect(first.get(tool)).toMatch(/^mcp__names__a_b_[0-9a-f]{8,}$/);
+    const alpha = first.get(`${prefix}_alpha`)!;
+    const beta = first.get(`${prefix}_beta`)!;
+    expect(alpha).not.toBe(beta);
+    expect(alpha.length).toBeLessThanOrEqual(64);
+    // Same server, same tools: same names on the next run.
+    expect([...second.entries()].sort()).toEqual([...first.entries()].sort());
+
+    const h = await startHost({ names: fixtureServer("names") });
+    await h.waitForTools(7, { server: "names" });
+    const escape = [...h.sink.tools.values()].find((tool) => tool.tool.name.startsWith("esc"))!;
+    expect(escape.name).toMatch(NAME);
+    const out = await h.call(escape.name);
+    expect(out.isError).toBe(false);
+    expect(textOf(out)).toContain("RED");
+    expect(textOf(out)).toMatch(/end$/);
+    expect(textOf(await h.call(first.get("a/b")!))).toBe('called "a/b"');
+    expect(textOf(await h.call(first.get("a b")!))).toBe('called "a b"');
+  });
+});
+
+describe("list_changed", () => {
+  it("coalesces 2,000 list_changed notifications into a bounded number of catalog updates with the right final catalog", async () => {
+    const h = await startHost({ lc: fixtureServer("list-changed") });
+    await h.waitForTools(3, { server: "lc" });
+    expect(h.sink.active).toContain("mcp__lc__gen_0");
+    const callsBefore = h.sink.registerCalls.length + h.sink.deactivateCalls.length;
+
+    expect(textOf(await h.call("mcp__lc__churn", { count: 2000 }))).toBe("churned 2000");
+    await until(() => h.sink.active.has("mcp__lc__gen_2000"), 10_000, () => [...h.sink.active].join(", "));
+    await sleep(300); // let any straggling refresh land
+    expect(h.sink.active.has("mcp__lc__gen_2000")).toBe(true);
+    expect(h.sink.active.has("mcp__lc__gen_0")).toBe(false);
+    expect(h.sink.deactivateCalls.flat()).toContain("mcp__lc__gen_0");
+    expect([...h.sink.active].sort()).toEqual(["mcp__lc__churn", "mcp__lc__gen_2000", "mcp__lc__progress"]);
+    const updates = h.sink.registerCalls.length + h.sink.deactivateCalls.length - callsBefore;
+    expect(updates).toBeGreaterThan(0);
+    expect(updates).toBeLessThan(50);
+    expect(textOf(await h.call("mcp__lc__gen_2000"))).toBe("gen_2000");
+  }, 30_000);
+});
+
+describe("tool filters", () => {
+  it("applies per-server tools.include and tools.exclude", async () => {
+    const h = await startHost({
+      included: fixtureServer("basic", {}, { tools: { include: ["e*"], exclude: ["env"] } }),
+      excluded: fixtureServer("basic", {}, { tools: { exclude: ["add", "env"] } }),
+      onlyAdd: fixtureServer("basic", {}, { tools: { include: ["add"] } }),
+      all: fixtureServer("basic"),
+    });
+    for (const [server, count] of [["included", 1], ["excluded", 1], ["onlyAdd", 1], ["all", 3]] as const) await h.waitForTools(count, { server });
+    await h.host.flushTools();
+    const of = (server: string) => [...h.sink.active].filter((name) => name.startsWith(`mcp__${server}__`)).sort();
+    expect(of("included")).toEqual(["mcp__included__echo"]);
+    expect(of("excluded")).toEqual(["mcp__excluded__echo"]);
+    expect(of("onlyAdd")).toEqual(["mcp__onlyAdd__add"]);
+    expect(of("all")).toEqual(["mcp__all__add", "mcp__all__echo", "mcp__all__env"]);
+    expect(h.status("included").tools).toBe(1);
+    expect(textOf(await h.call("mcp__onlyAdd__add", { a: 1, b: 2 }))).toBe("3");
+  });
+});
