@@ -57,7 +57,9 @@ function piEnvironment(box: Sandbox, options: { savedTrust?: boolean | null; sto
       },
       createKernel: noKernel,
       runtime: {
-        status: noKernel,
+        status: (): never => {
+          throw new Error("configuration commands never ask for status");
+        },
         reconnect: async () => {},
         settled: async () => true,
         async settingsChanged(server, change) {

@@ -232,7 +232,6 @@ describe("the settings lock", () => {
 
 /** A writer process: waits for "go" on stdin, then adds `count` servers at once (each change takes the lock). */
 const WRITER = `
-import { pathToFileURL } from "node:url";
 const [mutate, file, prefix, count] = process.argv.slice(2);
 const { changeServers } = await import(mutate);
 process.stdout.write("ready\\n");
