@@ -1,5 +1,6 @@
 #!/usr/bin/env node
 import { runMain } from "citty";
+import { terminalSafeJson } from "../src/safety/text.ts";
 import { createCli, listCommandNames } from "./main.ts";
 
 // citty treats `--help` anywhere as a help request; a local server's own
@@ -15,7 +16,7 @@ const knownCommand = (name: string | undefined) => name !== undefined && (HELP.h
 const cli = createCli({
   argv,
   onResult(result, json) {
-    if (json && result.json !== undefined) process.stdout.write(`${JSON.stringify(result.json, null, 2)}\n`);
+    if (json && result.json !== undefined) process.stdout.write(`${terminalSafeJson(result.json, 2)}\n`);
     else if (result.exitCode === 0) process.stdout.write(`${result.output}\n`);
     else process.stderr.write(`${result.output}\n`);
     process.exitCode = result.exitCode;

@@ -38,7 +38,7 @@ function subcommand(spec: CommandSpec, commands: readonly CommandSpec[], options
     args: argsDef(spec),
     async run() {
       const argv = options.argv.slice(options.argv.indexOf(spec.name));
-      const env: CommandEnvironment = cliCommandEnvironment(argv, options.cwd ?? process.cwd(), options.env ?? process.env, async () => (await import("../src/composition.ts")).createKernel());
+      const env: CommandEnvironment = cliCommandEnvironment(options.cwd ?? process.cwd(), options.env ?? process.env, async () => (await import("../src/composition.ts")).createKernel());
       const result = await runCommandLine(commands, argv, env);
       options.onResult(result, argv.includes("--json") && !afterDashes(argv, "--json"));
     },

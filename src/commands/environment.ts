@@ -13,22 +13,16 @@ export const NO_CREDENTIALS: CredentialQueries = {
 
 /**
  * The CLI has no Pi session: it reads Pi's saved trust decision, which
- * `--approve`/`-a` or `--no-approve`/`-na` override for this run only.
+ * `--approve`/`-a` or `--no-approve`/`-na` override for one run (`trustOverride`).
  */
 export function cliCommandEnvironment(
-  argv: readonly string[],
   cwd: string,
   env: NodeJS.ProcessEnv,
   createKernel: () => Promise<Kernel>,
+  trustOverride?: boolean,
 ): CommandEnvironment {
   const agent = agentDir(env);
-  const options = argv.slice(0, argv.includes("--") ? argv.indexOf("--") : undefined);
-  const override = options.some((arg) => arg === "--no-approve" || arg === "-na")
-    ? false
-    : options.some((arg) => arg === "--approve" || arg === "-a")
-      ? true
-      : undefined;
-  const savedTrust = override ?? savedProjectTrust(agent, cwd);
+  const savedTrust = trustOverride ?? savedProjectTrust(agent, cwd);
   let config: Promise<EffectiveConfig> | undefined;
   return {
     surface: "cli",
@@ -39,6 +33,7 @@ export function cliCommandEnvironment(
     savedTrust,
     credentials: NO_CREDENTIALS,
     createKernel,
+    withTrust: (trusted) => cliCommandEnvironment(cwd, env, createKernel, trusted),
     loadConfig: () => (config ??= loadConfig({ agentDir: agent, cwd, projectTrusted: savedTrust === true, env })),
   };
 }

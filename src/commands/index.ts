@@ -42,7 +42,9 @@ export async function runCommandLine(
     return { exitCode: 2, output: name ? `unknown command "${stripTerminalControls(name)}" (commands: ${known})` : `commands: ${known}` };
   }
   try {
-    return await command.run(parseCommandArgs(command, rest, env.surface), env);
+    const input = parseCommandArgs(command, rest, env.surface);
+    const override = input.options["no-approve"] ? false : input.options.approve ? true : undefined;
+    return await command.run(input, override !== undefined && env.withTrust ? env.withTrust(override) : env);
   } catch (error) {
     const code = error instanceof PiMcpError && error.code === "usage" ? 2 : 1;
     return { exitCode: code, output: stripTerminalControls(describeError(error)) };

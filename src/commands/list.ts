@@ -1,5 +1,5 @@
 import type { EffectiveConfig, ServerEntry } from "../config/types.ts";
-import { createRedactor, safeText } from "../safety/text.ts";
+import { createRedactor, safeText, stripTerminalControls } from "../safety/text.ts";
 import type { CommandEnvironment, CommandResult, CommandSpec } from "./types.ts";
 
 export interface ListedServer {
@@ -67,7 +67,7 @@ function table(servers: readonly ListedServer[]): string[] {
   const rows = [
     ["NAME", "SCOPE", "STATE", "TRANSPORT", "AUTH", "STORED AUTH"],
     ...servers.map((server) => [
-      server.name,
+      stripTerminalControls(server.name),
       server.scope,
       server.masked ? "masked" : server.enabled ? "enabled" : "disabled",
       server.transport,

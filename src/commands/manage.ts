@@ -104,7 +104,8 @@ function pairs(input: ParsedInput, option: string): Record<string, string> | und
   const out: Record<string, string> = {};
   for (const pair of values) {
     const at = pair.indexOf("=");
-    if (at <= 0) throw usage(addCommand, `--${option} takes NAME=VALUE (got "${pair.slice(0, 40)}")`);
+    // The value is not echoed back: it may be a secret typed the wrong way.
+    if (at <= 0) throw usage(addCommand, `--${option} takes NAME=VALUE`);
     out[pair.slice(0, at)] = pair.slice(at + 1);
   }
   return out;

@@ -43,7 +43,7 @@ export async function changeServers(target: Target, change: (servers: Servers) =
 /** Validates a definition about to be written, exactly as it would be read back (unexpanded). */
 export function assertWritable(name: string, definition: Record<string, unknown>, target: Target): void {
   const shape = checkShape({ servers: { [name]: definition } }, target.file);
-  const problems = shape.length > 0 ? shape : checkRules(definition, `mcp.servers.${name}`);
+  const problems = shape.length > 0 ? shape : checkRules(definition, `mcp.servers.${name}`, false);
   if (problems.length > 0) {
     throw new PiMcpError("invalid_settings", problems.map((problem) => `${problem.path}: ${problem.message}`).join("\n"));
   }

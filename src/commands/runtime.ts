@@ -36,7 +36,10 @@ export const testCommand: CommandSpec = {
     const name = input.positionals[0];
     if ((name === undefined) === !input.options.all) throw new PiMcpError("usage", "test: name one <server>, or pass --all\nusage: test <server> | --all [--json]");
     const config = await env.loadConfig();
-    if (!config.valid) throw new PiMcpError("invalid_settings", `settings are invalid: ${config.issues.map((issue) => `${issue.path}: ${issue.message}`).join("; ")}`);
+    if (!config.valid) {
+      const reasons = config.issues.map((issue) => `${issue.path}: ${issue.message}`).join("; ");
+      throw new PiMcpError("invalid_settings", safeText(`settings are invalid: ${reasons}`, createRedactor(config.secrets)));
+    }
     const entries = config.servers.filter((entry) => (name === undefined ? entry.enabled : entry.name === name));
     if (name !== undefined && entries.length === 0) throw new PiMcpError("not_found", `server "${name}" is not configured`);
     const servers = await Promise.all(entries.map((entry) => testOne(env, config, entry.name)));

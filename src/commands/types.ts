@@ -69,6 +69,8 @@ export interface CommandEnvironment {
   readonly savedTrust: boolean | null;
   readonly credentials: CredentialQueries;
   readonly runtime?: RuntimeControl;
+  /** The same environment with the project's trust decided for this run (the CLI's `--approve`/`--no-approve`). */
+  withTrust?(trusted: boolean): CommandEnvironment;
   /** A kernel with the surface's plugins, for temporary connections (`test`). */
   createKernel(): Promise<Kernel>;
   /** Load the merged configuration (cached by the surface if it likes). */

@@ -104,7 +104,7 @@ function buildEntry(candidate: Candidate, issues: ConfigIssue[], expansion: Expa
     return base; // its shape is already reported; relational rules would only repeat it
   }
   const expanded = expandStrings(raw as RawServer, env, path, expansion, enabled);
-  const problems = checkRules(expanded, prefix);
+  const problems = checkRules(expanded, prefix, enabled);
   for (const message of problems) issues.push({ path: message.path, message: message.message, file });
   if (problems.length > 0) return base;
   rememberCredentials(expanded, expansion.secrets);
@@ -126,8 +126,12 @@ const PROCESS_FIELDS = ["args", "cwd", "environment"] as const;
 const REMOTE_FIELDS = ["headers", "auth"] as const;
 const LOOPBACK_HOSTS = new Set(["127.0.0.1", "localhost", "[::1]"]);
 
-/** The rules that relate fields to each other, checked after expansion. */
-export function checkRules(server: RawServer, prefix: string): ConfigIssue[] {
+/**
+ * The rules that relate fields to each other. Value rules (URL shapes, empty
+ * values) apply to expanded values; with `expanded` false (a definition about
+ * to be written, or a disabled one) a value that holds a `${NAME}` is skipped.
+ */
+export function checkRules(server: RawServer, prefix: string, expanded: boolean): ConfigIssue[] {
   const problems: ConfigIssue[] = [];
   const at = (field: string, message: string) => problems.push({ path: `${prefix}${field ? `.${field}` : ""}`, message });
   const hasCommand = server.command !== undefined;
@@ -136,25 +140,29 @@ export function checkRules(server: RawServer, prefix: string): ConfigIssue[] {
     at("", hasCommand ? "must have either command or url, not both" : "must have command (local) or url (remote)");
     return problems;
   }
+  const checkable = (value: string) => expanded || !hasReference(value);
   if (hasCommand) {
+    if (server.command !== undefined && checkable(server.command) && server.command.trim() === "") at("command", "must not be empty");
     if (server.transport && server.transport !== "stdio") at("transport", `must be "stdio" for a command definition (was "${server.transport}")`);
     for (const field of REMOTE_FIELDS) if (server[field] !== undefined) at(field, "is not allowed on a local (command) definition");
     return problems;
   }
   if (server.transport === "stdio") at("transport", 'must be "http" or "sse" for a url definition (was "stdio")');
   for (const field of PROCESS_FIELDS) if (server[field] !== undefined) at(field, "is not allowed on a remote (url) definition");
-  if (server.url && !hasReference(server.url) && !isHttpUrl(server.url)) at("url", "must be an absolute http:// or https:// URL");
+  if (server.url !== undefined && checkable(server.url) && !isHttpUrl(server.url)) at("url", "must be an absolute http:// or https:// URL");
   const auth = server.auth;
   if (auth?.type === "bearer" && Object.keys(server.headers ?? {}).some((header) => header.toLowerCase() === "authorization")) {
     at("auth", "bearer authentication cannot be combined with a configured Authorization header");
   }
-  if (auth?.type === "oauth" && auth.redirectUri && !hasReference(auth.redirectUri) && !isLoopbackHttpUrl(auth.redirectUri)) {
+  if (auth?.type === "bearer" && checkable(auth.token) && auth.token.trim() === "") at("auth.token", "must not be empty");
+  if (auth?.type === "oauth" && auth.redirectUri !== undefined && checkable(auth.redirectUri) && !isLoopbackHttpUrl(auth.redirectUri)) {
     at("auth.redirectUri", "must be an http:// loopback URL (127.0.0.1, localhost or [::1])");
   }
   return problems;
 }
 
 function isHttpUrl(text: string): boolean {
+  if (!/^https?:\/\//i.test(text)) return false; // the URL parser would turn "http:host" into "http://host/"
   const url = URL.parse(text);
   return url !== null && (url.protocol === "http:" || url.protocol === "https:") && url.hostname !== "";
 }

@@ -1,4 +1,5 @@
 import { type } from "arktype";
+import { terminalSafeJson } from "../safety/text.ts";
 import type { ConfigIssue } from "./types.ts";
 
 /*
@@ -8,23 +9,26 @@ import type { ConfigIssue } from "./types.ts";
  */
 
 const positiveMs = "number.integer > 0";
-const stringMap = "Record<string, string>";
 
-const NoAuth = type({ type: "'none'", "+": "reject" });
-const BearerAuth = type({ type: "'bearer'", token: "string > 0", "+": "reject" });
-const OAuthAuth = type({
+/** arktype's object types also accept arrays; settings objects never are arrays. */
+const NotArray = type("object").narrow((value, ctx) => !Array.isArray(value) || ctx.mustBe("an object"));
+const stringMap = NotArray.and(type("Record<string, string>"));
+
+const NoAuth = NotArray.and(type({ type: "'none'", "+": "reject" }));
+const BearerAuth = NotArray.and(type({ type: "'bearer'", token: "string > 0", "+": "reject" }));
+const OAuthAuth = NotArray.and(type({
   type: "'oauth'",
   "clientId?": "string > 0",
   "clientSecret?": "string > 0",
   "redirectUri?": "string > 0",
   "scopes?": "string[]",
   "+": "reject",
-});
+}));
 const Auth = NoAuth.or(BearerAuth).or(OAuthAuth);
 
-const ToolFilter = type({ "include?": "string[]", "exclude?": "string[]", "+": "reject" });
+const ToolFilter = NotArray.and(type({ "include?": "string[]", "exclude?": "string[]", "+": "reject" }));
 
-export const RawServer = type({
+export const RawServer = NotArray.and(type({
   "command?": "string > 0",
   "args?": "string[]",
   "cwd?": "string > 0",
@@ -38,24 +42,24 @@ export const RawServer = type({
   "requestTimeoutMs?": positiveMs,
   "tools?": ToolFilter,
   "+": "reject",
-});
+}));
 export type RawServer = typeof RawServer.infer;
 
-const Retry = type({
+const Retry = NotArray.and(type({
   "maxRetries?": "number.integer >= 0",
   "initialDelayMs?": positiveMs,
   "maxDelayMs?": positiveMs,
   "backoffFactor?": "number >= 1",
   "+": "reject",
-});
+}));
 
-export const RawMcp = type({
+export const RawMcp = NotArray.and(type({
   "connectTimeoutMs?": positiveMs,
   "requestTimeoutMs?": positiveMs,
   "retry?": Retry,
-  "servers?": type({ "[string]": RawServer.or("null") }),
+  "servers?": NotArray.and(type({ "[string]": RawServer.or("null") })),
   "+": "reject",
-});
+}));
 export type RawMcp = typeof RawMcp.infer;
 
 /** Server names become part of Pi tool names and command arguments: keep them plain. */
@@ -67,7 +71,9 @@ export function checkShape(raw: unknown, file: string): ConfigIssue[] {
   const issues: ConfigIssue[] = [];
   if (result instanceof type.errors) {
     for (const error of result) {
-      const message = error.code === "predicate" && error.expected === "removed" ? "unknown field" : error.problem;
+      // A problem inside a union can repeat the path; the path is given separately.
+      const problem = error.problem.startsWith(`${error.propString} `) ? error.problem.slice(error.propString.length + 1) : error.problem;
+      const message = error.code === "predicate" && error.expected === "removed" ? "unknown field" : problem;
       issues.push({ path: formatPath(["mcp", ...error.path]), message, file });
     }
   }
@@ -96,7 +102,7 @@ export function formatPath(path: readonly (string | number | symbol)[]): string 
   for (const key of path) {
     if (typeof key === "number") text += `[${key}]`;
     else if (typeof key === "string" && PLAIN_KEY.test(key)) text += text ? `.${key}` : key;
-    else text += `[${JSON.stringify(String(key))}]`;
+    else text += `[${terminalSafeJson(String(key))}]`;
   }
   return text;
 }

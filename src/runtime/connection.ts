@@ -130,6 +130,7 @@ export class ServerConnection {
   }
 
   private async attempt(): Promise<void> {
+    if (this.closing) return;
     const generation = ++this.generation;
     this.attempts++;
     this.nextRetryAt = undefined;
@@ -157,6 +158,7 @@ export class ServerConnection {
     const delay = retryDelayMs(this.host.config.retry, this.attempts);
     this.nextRetryAt = Date.now() + delay;
     this.setState("retrying");
+    clearTimeout(this.retryTimer);
     this.retryTimer = setTimeout(() => void this.attempt(), delay);
     this.retryTimer.unref?.();
   }
@@ -261,7 +263,10 @@ export class ServerConnection {
     this.client = undefined;
     this.transport = undefined;
     this.pid = undefined;
-    if (client) await client.close().catch(() => undefined);
+    if (!client) return;
+    // Closing on purpose is not a lost connection: no retry may start from it.
+    client.onclose = undefined;
+    await client.close().catch(() => undefined);
   }
 
   private live(generation: number): LiveConnection {

@@ -12,7 +12,10 @@ export function classifyFailure(error: unknown): FailureKind {
   if (error instanceof SdkHttpError && (error.status === 401 || error.status === 403)) return "auth";
   if (error instanceof SdkError) {
     if (error.code === SdkErrorCode.ClientHttpAuthentication || error.code === SdkErrorCode.ClientHttpForbidden) return "auth";
-    if (error.code === SdkErrorCode.EraNegotiationFailed && !error.cause) return "unsupported_protocol";
+    // Negotiation "fails" also when the process dies or the connection drops mid-probe: that is retryable.
+    if (error.code === SdkErrorCode.EraNegotiationFailed && !error.cause && !/closed|timed out|terminated/i.test(error.message)) {
+      return "unsupported_protocol";
+    }
   }
   if (error instanceof UnsupportedProtocolVersionError) return "unsupported_protocol";
   if (error instanceof Error && /protocol version is not supported/i.test(error.message)) return "unsupported_protocol";

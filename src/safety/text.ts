@@ -30,3 +30,8 @@ export function stripTerminalControls(text: string): string {
 export function safeText(text: string, redact: Redactor): string {
   return redact(stripTerminalControls(text));
 }
+
+/** JSON text whose strings cannot drive a terminal: DEL and C1 are escaped too (JSON.stringify escapes only C0). */
+export function terminalSafeJson(value: unknown, indent?: number): string {
+  return JSON.stringify(value, null, indent).replace(/[\u007f-\u009f]/g, (char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, "0")}`);
+}

@@ -365,6 +365,16 @@ describe("list", () => {
     expect((await cli("list", "--json")).json).toEqual({ valid: true, errors: [], servers: [] });
   });
 
+  it("text output strips terminal controls from server names taken from settings (CSI, OSC, C1)", async () => {
+    const box = sandbox();
+    const evil = "evil\u001b[2J\u001b]0;pwned\u0007\u009b31m";
+    await box.writeJson(box.globalSettings, { mcp: { servers: { [evil]: { command: "node" }, ok: { command: "node" } } } });
+    const result = await cli("list");
+    expect(result.exitCode).toBe(0);
+    expect(result.output).toContain("mcp.servers["); // the bad name is reported
+    expect(result.output).not.toMatch(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/);
+  });
+
   it("text output shows name, scope, state, transport and auth per server", async () => {
     await cli("add", "docs", "https://x.example.com/mcp", "--auth", "oauth");
     await cli("add", "loc", "--", "node");

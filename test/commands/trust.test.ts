@@ -169,6 +169,14 @@ describe("the CLI's trust overrides", () => {
     expect(await names("-na")).toEqual([]);
   });
 
+  it("-a bundled with -l (-la), which the parser accepts, is honoured or refused, never silently ignored", async () => {
+    const box = sandbox();
+    const result = await cliIn(box.projectDir, "add", "-la", "p", "--", "node");
+    // 0: the bundled -a approved the project; 2: bundling is refused as a usage error.
+    // Not 1 ("needs saved trust ... or pass --approve") when --approve was in fact passed.
+    expect([0, 2], result.output).toContain(result.exitCode);
+  });
+
   it("an -a after -- belongs to the local server's command line and grants nothing", async () => {
     const box = sandbox();
     const result = await cliIn(box.projectDir, "add", "-l", "p", "--", "node", "-a");

@@ -303,6 +303,19 @@ describe("${NAME} expansion", () => {
     expect(config.issues.map((issue) => issue.path)).toEqual(["mcp.servers.remote.url"]);
   });
 
+  // An empty value after expansion would send "Authorization: Bearer " or start nothing: invalid.
+  it("a bearer token or command that expands to an empty string makes the configuration invalid", async () => {
+    await write({
+      servers: {
+        api: { url: "https://x.example.com", auth: { type: "bearer", token: "${EMPTY}" } },
+        local: { command: "${EMPTY}" },
+      },
+    });
+    const config = await load({ env: { EMPTY: "" } });
+    expect(config.valid).toBe(false);
+    expect(config.issues.map((issue) => issue.path).sort()).toEqual(["mcp.servers.api.auth.token", "mcp.servers.local.command"]);
+  });
+
   it("leaves text that is not a ${NAME} reference alone", async () => {
     await write({ servers: { local: { command: "node", args: ["$HOME", "${}", "${1X}", "$${X}"] } } });
     const config = await load({ env: { X: "x" } });

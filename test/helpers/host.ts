@@ -1,13 +1,15 @@
 /**
  * Drives OUR host (McpHost + the real kernel from src/composition.ts) against
  * real servers: a real EffectiveConfig built by resolveConfig, a temporary
- * private folder, Pi's own truncation, and a recording ToolSink.
+ * private folder (0700), a truncator mirroring Pi's 2,000-line / 50 KB limit,
+ * and a ToolSink that records every register/deactivate call.
  *
  *   const h = await startHost({ basic: fixtureServer("basic") }, { retry: { maxRetries: 0 } });
  *   await h.waitForState("basic", "connected");
  *   const out = await h.call("mcp__basic__echo", { text: "hi" });
  *   await h.stop();   // or stopAllHosts() in afterEach
  */
+import { execFileSync } from "node:child_process";
 import { mkdir, mkdtemp, realpath, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -219,6 +221,23 @@ export async function startHost(servers: Record<string, RawDefinition>, options:
   running.add(testHost);
   if (options.start !== false) host.start();
   return testHost;
+}
+
+/**
+ * Server processes (fixtures, server-everything) that are children of this
+ * test process: what a stopped host must not leave behind.
+ */
+export function childServers(): string[] {
+  let listing = "";
+  try {
+    listing = execFileSync("ps", ["-o", "pid=,args=", "--ppid", String(process.pid)], { encoding: "utf8" });
+  } catch {
+    return []; // ps exits 1 when there is no child at all
+  }
+  return listing
+    .split("\n")
+    .map((line) => line.trim())
+    .filter((line) => /test\/fixtures\/servers|server-everything/.test(line));
 }
 
 /** All the text of an outcome, joined by newlines. */

@@ -34,8 +34,8 @@ export function noKernel(): never {
 }
 
 /** The CLI surface's environment for `argv`, exactly as the pi-mcp binary builds it. */
-export function cliEnvironment(argv: readonly string[], cwd: string, env: NodeJS.ProcessEnv): CommandEnvironment {
-  return cliCommandEnvironment(argv, cwd, env, noKernel);
+export function cliEnvironment(_argv: readonly string[], cwd: string, env: NodeJS.ProcessEnv): CommandEnvironment {
+  return cliCommandEnvironment(cwd, env, async () => noKernel());
 }
 
 /** Runs one pi-mcp command line through the shared core (`runCommandLine`) on the CLI surface. */

@@ -1,7 +1,7 @@
 // Tool catalogs through OUR host: paging (huge, repeated and endless), hostile
 // names, list_changed storms, and per-server include/exclude filters.
 import { afterEach, describe, expect, it } from "vitest";
-import { fixtureServer, startHost, stopAllHosts, textOf, until } from "../helpers/host.ts";
+import { childServers, fixtureServer, startHost, stopAllHosts, textOf, until } from "../helpers/host.ts";
 
 afterEach(stopAllHosts);
 
@@ -19,15 +19,17 @@ describe("paging", () => {
     expect(textOf(await h.call("mcp__many__t9999"))).toBe("t9999");
   }, 30_000);
 
-  it("fails a server that repeats a pagination cursor instead of looping", async () => {
+  it("fails a server that repeats a pagination cursor instead of looping, retrying only as the policy allows", async () => {
     const h = await startHost({ repeat: fixtureServer("many-tools", { FIXTURE_CURSOR: "repeat" }) }, { retry: { maxRetries: 1, initialDelayMs: 50 } });
-    const status = await h.waitForState("repeat", "failed", 10_000);
+    const status = await h.waitForState("repeat", "failed", 6_000);
     expect(status.cause).toMatch(/repeated a pagination cursor/);
     expect(status.attempts).toBe(2);
     // It stays failed: no hidden retry keeps running.
     await sleep(500);
     expect(h.status("repeat")).toMatchObject({ state: "failed", attempts: 2 });
     expect(h.sink.active.size).toBe(0);
+    await h.stop();
+    expect(childServers()).toEqual([]);
   }, 20_000);
 
   it("stops an endless cursor chain at 1,000 pages with an error", async () => {

@@ -5,6 +5,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it, onTestFinished } from "vitest";
 import { fixtureServer, startHost, stopAllHosts, textOf } from "../helpers/host.ts";
+import { nodePath } from "../helpers/servers.ts";
 
 const folders: string[] = [];
 afterEach(async () => {
@@ -38,6 +39,19 @@ describe("a server that crashes mid-call", () => {
     expect(new Set(pids).size).toBe(2);
     expect(Number(pids[0])).toBe(firstPid);
     expect(h.status("crash").pid).toBe(Number(pids[1]));
+  });
+});
+
+describe("a server that exits during startup", () => {
+  it("is retried by the policy like any other startup failure, then ends failed", async () => {
+    const startLog = await tempFile("starts.log");
+    const script = "require('node:fs').appendFileSync(process.env.START_LOG, process.pid + '\\n'); process.exit(3)";
+    const h = await startHost({ dies: { command: nodePath(), args: ["-e", script], environment: { START_LOG: startLog } } }, { retry: { maxRetries: 2, initialDelayMs: 50 } });
+    const status = await h.waitForState("dies", "failed", 10_000);
+    await sleep(300);
+    expect(h.status("dies")).toMatchObject({ state: "failed", attempts: 3 });
+    expect(status.cause).toBeTruthy();
+    expect((await readFile(startLog, "utf8")).trim().split("\n")).toHaveLength(3);
   });
 });
 

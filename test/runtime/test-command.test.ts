@@ -1,0 +1,91 @@
+// The `test` command's core (testCommand via runCommandLine) with the real
+// kernel from src/composition.ts, against real servers.
+import { mkdir, mkdtemp, realpath, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, beforeEach, expect, it } from "vitest";
+import { commandsFor, runCommandLine } from "../../src/commands/index.ts";
+import { cliCommandEnvironment } from "../../src/commands/environment.ts";
+import type { TestedServer } from "../../src/commands/runtime.ts";
+import { createKernel, runtimeCommands } from "../../src/composition.ts";
+import { childServers, everythingStdio } from "../helpers/host.ts";
+import { nodePath } from "../helpers/servers.ts";
+
+const SECRET = "s3cr3t-Value-9f27c1";
+// CSI, OSC, C1 and other C0 controls; tab and newline are allowed.
+// eslint-disable-next-line no-control-regex
+const CONTROLS = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/;
+
+let root: string;
+beforeEach(async () => {
+  root = await realpath(await mkdtemp(join(tmpdir(), "pi-mcp-runtime-")));
+  await mkdir(join(root, "agent"));
+  await mkdir(join(root, "project"));
+});
+afterEach(async () => {
+  await rm(root, { recursive: true, force: true });
+});
+
+async function runTest(argv: string[], servers: Record<string, unknown>) {
+  await writeFile(join(root, "agent", "settings.json"), JSON.stringify({ mcp: { connectTimeoutMs: 8_000, requestTimeoutMs: 8_000, retry: { maxRetries: 2, initialDelayMs: 50 }, servers } }));
+  const env = { PATH: process.env.PATH ?? "", HOME: root, PI_CODING_AGENT_DIR: join(root, "agent"), PI_MCP_TEST_SECRET: SECRET };
+  const environment = cliCommandEnvironment(join(root, "project"), env, async () => createKernel());
+  const result = await runCommandLine(commandsFor("cli", runtimeCommands()), argv, environment);
+  return { ...result, servers: ((result.json ?? { servers: [] }) as { servers: TestedServer[] }).servers };
+}
+
+it("reports server-everything: ok, protocol version, server info, catalog counts and connect time", async () => {
+  const result = await runTest(["test", "everything", "--json"], { everything: everythingStdio() });
+  expect(result.exitCode).toBe(0);
+  expect(result.servers).toHaveLength(1);
+  const tested = result.servers[0]!;
+  expect(tested).toMatchObject({ name: "everything", ok: true, error: null });
+  expect(tested.protocolVersion).toMatch(/^\d{4}-\d{2}-\d{2}$/);
+  expect(tested.serverInfo?.name).toContain("everything");
+  expect(tested.tools).toBeGreaterThanOrEqual(12);
+  expect(tested.resources).toBeGreaterThan(0);
+  expect(tested.resourceTemplates).toBeGreaterThan(0);
+  expect(tested.prompts).toBeGreaterThan(0);
+  expect(tested.connectMs).toBeGreaterThan(0);
+  expect(tested.connectMs).toBeLessThan(15_000);
+  // The JSON document is plain data: it survives a round trip unchanged.
+  expect(JSON.parse(JSON.stringify(result.json))).toEqual(result.json);
+  expect(result.output).toContain("✓ everything");
+});
+
+it("reports a failing server as ok:false with a clean error and exit code 1, never showing a secret", async () => {
+  const result = await runTest(["test", "--all", "--json"], {
+    // The secret is in the command itself, so the spawn error would carry it verbatim.
+    spawnFails: { command: "/nonexistent/\u001b[31mred\u001b]0;title\u0007\u009b1m-${PI_MCP_TEST_SECRET}/server", args: ["--token", "${PI_MCP_TEST_SECRET}"] },
+    // The secret is in the arguments of a process that exits at once.
+    exitsAtOnce: { command: nodePath(), args: ["-e", "process.exit(3)", "--", "--token=${PI_MCP_TEST_SECRET}"] },
+  });
+  expect(result.exitCode).toBe(1);
+  expect(result.servers.map((server) => server.name).sort()).toEqual(["exitsAtOnce", "spawnFails"]);
+  for (const server of result.servers) {
+    expect(server.ok).toBe(false);
+    expect(typeof server.error).toBe("string");
+    expect(server.error!.length).toBeGreaterThan(0);
+    expect(server.error).not.toMatch(CONTROLS);
+    expect(server.error).not.toContain(SECRET);
+    expect(server).toMatchObject({ protocolVersion: null, serverInfo: null, tools: 0 });
+  }
+  expect(result.servers.find((server) => server.name === "spawnFails")!.error).toMatch(/ENOENT/);
+  expect(JSON.stringify(result.json)).not.toContain(SECRET);
+  expect(result.output).not.toContain(SECRET);
+  expect(result.output).not.toMatch(CONTROLS);
+  expect(childServers()).toEqual([]);
+});
+
+it("tests a working and a failing server together: exit code 1, each reported on its own", async () => {
+  const result = await runTest(["test", "--all", "--json"], {
+    everything: everythingStdio(),
+    broken: { command: "/nonexistent/server-${PI_MCP_TEST_SECRET}" },
+  });
+  expect(result.exitCode).toBe(1);
+  const byName = Object.fromEntries(result.servers.map((server) => [server.name, server]));
+  expect(byName.everything?.ok).toBe(true);
+  expect(byName.broken?.ok).toBe(false);
+  expect(byName.broken?.error).not.toContain(SECRET);
+  expect(childServers()).toEqual([]);
+});
