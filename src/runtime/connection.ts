@@ -135,16 +135,17 @@ export class ServerConnection {
     this.attempts++;
     this.nextRetryAt = undefined;
     this.setState("connecting");
+    const started: StartedParts = {};
     try {
-      await this.connectOnce(generation);
-      if (generation !== this.generation) return;
+      await this.connectOnce(generation, started);
+      if (generation !== this.generation) return await closeParts(started);
       this.attempts = 0;
       this.causeText = undefined;
       this.connectedAt = Date.now();
       this.setState("connected");
       await this.kernel.hooks.serverConnected.promise(this.live(generation));
     } catch (error) {
-      if (generation !== this.generation || this.closing) return;
+      if (generation !== this.generation || this.closing) return await closeParts(started);
       await this.discardClient();
       this.fail(error);
     }
@@ -163,11 +164,13 @@ export class ServerConnection {
     this.retryTimer.unref?.();
   }
 
-  private async connectOnce(generation: number): Promise<void> {
+  private async connectOnce(generation: number, started: StartedParts): Promise<void> {
     const hooks = this.kernel.hooks;
     const auth = await hooks.auth.promise(this.context);
     const handle = await hooks.createTransport.promise({ ...this.context, auth });
     if (!handle) throw new PiMcpError("invalid_settings", `no transport plugin handles "${this.entry.transport}"`);
+    // Closed while the hooks ran: start nothing (close() cannot see a client that does not exist yet).
+    if (generation !== this.generation) throw new PiMcpError("connection_failed", "the connection was closed while it started");
     const capabilities = hooks.clientCapabilities.call({}, this.context);
     const toolsChanged = () => {
       if (generation === this.generation) this.refreshTools.trigger();
@@ -182,6 +185,8 @@ export class ServerConnection {
     });
     this.client = client;
     this.transport = handle.transport;
+    started.client = client;
+    started.transport = handle.transport;
     client.onerror = (error) => this.log.append(`[pi-mcp] ${this.describe(error)}\n`);
     client.setNotificationHandler("notifications/tools/list_changed", toolsChanged);
     hooks.clientCreated.call(this.live(generation));
@@ -282,6 +287,23 @@ export class ServerConnection {
   private describe(error: unknown): string {
     return safeText(describeError(error), this.host.redact).slice(0, 500);
   }
+}
+
+/** What one connection attempt created, so a superseded attempt can clean up after itself. */
+interface StartedParts {
+  client?: Client;
+  transport?: Transport;
+}
+
+/**
+ * Closes a superseded attempt's client and transport. A close() that raced
+ * the SDK's connect can run before the transport spawned its process, so the
+ * transport is closed again once the attempt has settled.
+ */
+async function closeParts(started: StartedParts): Promise<void> {
+  if (started.client) started.client.onclose = undefined;
+  await started.client?.close().catch(() => undefined);
+  await started.transport?.close().catch(() => undefined);
 }
 
 function withDeadline<T>(work: Promise<T>, ms: number, message: string): Promise<T> {

@@ -8,7 +8,11 @@
  * and passes scenario data (tool calls, credentials) in MCP_CONFORMANCE_CONTEXT.
  *
  * Run with Node 22: `node --experimental-transform-types test/conformance/client.ts <url>`
- * (transform, not strip: the host uses constructor parameter properties).
+ * (transform, not strip: the host uses constructor parameter properties);
+ * scripts/conformance.mjs does, for every run. The transport is Streamable HTTP;
+ * MCP_CONFORMANCE_TRANSPORT=sse selects legacy SSE. The host negotiates the
+ * protocol era itself (server/discover, falling back to initialize), so the
+ * runner's MCP_CONFORMANCE_PROTOCOL_VERSION is only logged.
  *
  * Exit status: 0 when the scenario's flow ran to its end, 1 otherwise. Each step
  * is logged to stderr; the runner keeps stdout and stderr with its results.
@@ -25,10 +29,10 @@ import type { ToolOutcome } from "../../src/runtime/tool-call.ts";
 import { createRedactor } from "../../src/safety/text.ts";
 
 const SERVER = "conformance";
-/** Comfortably inside the runner's per-scenario timeout (30 s by default). */
+/** The host's defaults would do; set here so the numbers the runner's timeouts must cover are in one place. */
 const CONNECT_TIMEOUT_MS = 10_000;
 const REQUEST_TIMEOUT_MS = 15_000;
-/** How long the connection (with the host's retries) may take to reach a final state. */
+/** How long the connection (with the host's retries) may take to reach a final state: inside the runner's 30 s. */
 const SETTLE_TIMEOUT_MS = 25_000;
 /** Connection states that end the wait: connected, or a state the host does not retry out of. */
 const SETTLED = new Set<ConnectionState>(["connected", "failed", "needs_auth", "needs_client_registration", "disabled"]);
