@@ -32,10 +32,10 @@ const STABLE_PACKAGE = join(ROOT, "node_modules/@modelcontextprotocol/conformanc
 const NEXT_PACKAGE = join(ROOT, "node_modules/conformance-next");
 
 /** Per-scenario client timeout for the single 0.1.16 runs, and for the requirement runs (all scenarios start at once). */
-const SCENARIO_TIMEOUT_MS = 30_000;
+const SCENARIO_TIMEOUT_MS = 60_000;
 const REQUIREMENTS_SCENARIO_TIMEOUT_MS = 90_000;
 /** Hard ceiling for one whole runner process. */
-const SINGLE_RUN_LIMIT_MS = 90_000;
+const SINGLE_RUN_LIMIT_MS = 120_000;
 const REQUIREMENTS_RUN_LIMIT_MS = 300_000;
 
 /** Every run, in order. */

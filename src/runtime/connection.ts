@@ -7,7 +7,7 @@ import type { ConnectionContext, HostContext, LiveConnection } from "../kernel/t
 import { safeText } from "../safety/text.ts";
 import { coalesce } from "./coalesce.ts";
 import { classifyFailure, isExpiredSession } from "./errors.ts";
-import { collectPages } from "./paging.ts";
+import { collectPages, MAX_CATALOG_PAGES } from "./paging.ts";
 import { RetainedLog } from "./retained-log.ts";
 import { retryDelayMs } from "./retry.ts";
 
@@ -30,8 +30,12 @@ export interface ConnectionStatus {
 /** Accepts any JSON result: list pages are checked tool by tool, not rejected whole. */
 const ANY_RESULT = { "~standard": { version: 1 as const, vendor: "pi-mcp", validate: (value: unknown) => ({ value }) } };
 
-/** How long the in-place era probe may take before a silent server is treated as 2025-era. */
-const PROBE_TIMEOUT_MS = 3_000;
+/**
+ * How long the in-place era probe may take on stdio before a silent server is
+ * treated as 2025-era. Over HTTP a probe timeout fails the connect instead,
+ * so there the probe gets the whole connect timeout.
+ */
+const STDIO_PROBE_TIMEOUT_MS = 3_000;
 /** Catalog notifications are folded for this long before anything is re-listed. */
 export const CATALOG_COALESCE_MS = 50;
 
@@ -177,8 +181,9 @@ export class ServerConnection {
     };
     const client = new Client(CLIENT_INFO, {
       capabilities,
-      versionNegotiation: { mode: "auto", probe: { timeoutMs: Math.min(PROBE_TIMEOUT_MS, this.connectTimeoutMs) } },
+      versionNegotiation: { mode: "auto", probe: { timeoutMs: this.probeTimeoutMs() } },
       inputRequired: { autoFulfill: true, maxRounds: 10 },
+      listMaxPages: MAX_CATALOG_PAGES,
       // On 2026-07-28 peers change notices arrive only through a subscription, which this option opens.
       // We re-list ourselves (paged, bounded), so the SDK's own refresh stays off.
       listChanged: { tools: { autoRefresh: false, debounceMs: 0, onChanged: toolsChanged } },
@@ -206,18 +211,40 @@ export class ServerConnection {
     this.fail(new PiMcpError("connection_failed", "the connection closed unexpectedly"));
   }
 
+  private probeTimeoutMs(): number {
+    return this.entry.transport === "stdio" ? Math.min(STDIO_PROBE_TIMEOUT_MS, this.connectTimeoutMs) : this.connectTimeoutMs;
+  }
+
   private async loadTools(generation: number): Promise<void> {
     const client = this.client;
     if (!client || !client.getServerCapabilities()?.tools) return;
-    const tools = await collectPages(`${this.name} tools/list`, async (cursor) => {
+    const tools = await this.listTools(client);
+    if (generation !== this.generation) return;
+    this.toolList = filterTools(tools, this.entry.definition?.tools);
+    this.events.toolsChanged(this);
+  }
+
+  /**
+   * The whole tool catalog. 2026-07-28 peers are listed through the SDK, which
+   * also drops tools whose `x-mcp-header` declarations are invalid and keeps
+   * what `callTool` needs to mirror parameters into headers. Our own paging
+   * (explicit cursors, repeated-cursor check, one bad tool never hides the
+   * others) serves 2025-era peers, and modern ones the SDK rejects.
+   */
+  private async listTools(client: Client): Promise<Tool[]> {
+    if (client.getProtocolEra() === "modern") {
+      try {
+        return validTools((await client.listTools(undefined, { timeout: this.requestTimeoutMs, cacheMode: "refresh" })).tools, this.log);
+      } catch (error) {
+        this.log.append(`[pi-mcp] the SDK rejected the tool list (${this.describe(error)}); listing page by page\n`);
+      }
+    }
+    return collectPages(`${this.name} tools/list`, async (cursor) => {
       const page = (await client.request({ method: "tools/list", params: cursor === undefined ? {} : { cursor } }, ANY_RESULT, {
         timeout: this.requestTimeoutMs,
       })) as { tools?: unknown; nextCursor?: string };
       return { items: validTools(page.tools, this.log), nextCursor: page.nextCursor };
     });
-    if (generation !== this.generation) return;
-    this.toolList = filterTools(tools, this.entry.definition?.tools);
-    this.events.toolsChanged(this);
   }
 
   /** Complete catalog sizes for `test`: every page of each list the server supports. */

@@ -180,14 +180,27 @@ export class McpHost {
   }
 
   /** Closes every connection within the shutdown budget. */
-  async shutdown(budgetMs = DEFAULTS.shutdownBudgetMs): Promise<void> {
+  async shutdown(budgetMs: number = DEFAULTS.shutdownBudgetMs): Promise<void> {
     this.stopped = true;
     this.syncTools.cancel();
-    const closing = Promise.all([...this.connections.values()].map((connection) => connection.close()));
+    const connections = [...this.connections.values()];
+    // Remember the children now: close() forgets them, and a stubborn one must still be killed.
+    const pids = connections.map((connection) => connection.status().pid).filter((pid): pid is number => pid !== undefined);
+    const closing = Promise.all(connections.map((connection) => connection.close()));
     let timer: NodeJS.Timeout | undefined;
-    await Promise.race([closing, new Promise((resolve) => (timer = setTimeout(resolve, budgetMs)))]);
+    const inTime = await Promise.race([closing.then(() => true), new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), budgetMs)))]);
     clearTimeout(timer);
+    if (!inTime) for (const pid of pids) killQuietly(pid);
     await this.kernel.hooks.hostShutdown.promise(this.context);
+  }
+}
+
+/** No server process may outlive its host. */
+function killQuietly(pid: number): void {
+  try {
+    process.kill(pid, "SIGKILL");
+  } catch {
+    // already gone
   }
 }
 

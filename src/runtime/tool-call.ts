@@ -41,27 +41,56 @@ export async function callServerTool(
   options: CallOptions = {},
 ): Promise<ToolOutcome> {
   const label = `${connection.name}/${tool.name}`;
-  const input = schemas.check(tool.inputSchema, args, "arguments");
-  if (!input.ok) throw new PiMcpError("failed", `${label}: ${input.message}`);
-  const raw = await sendCall(connection, tool.name, args, options, label);
+  const checked = checkArguments(schemas, tool, args);
+  if (!checked.ok) throw new PiMcpError("failed", `${label}: ${checked.message}`);
+  const raw = await sendCall(connection, tool, checked.args, options, label);
   return mapCallResult(kernel, schemas, connection, tool, raw);
+}
+
+/**
+ * Checks arguments against the tool's exact input schema. Models often send
+ * `null` for an optional parameter they mean to leave out; when only such
+ * nulls break the schema, they are dropped instead of failing the call.
+ */
+function checkArguments(
+  schemas: LazySchemas,
+  tool: Tool,
+  args: Record<string, unknown>,
+): { ok: true; args: Record<string, unknown> } | { ok: false; message: string } {
+  const first = schemas.check(tool.inputSchema, args, "arguments");
+  if (first.ok) return { ok: true, args };
+  const required = new Set(Array.isArray(tool.inputSchema?.required) ? tool.inputSchema.required : []);
+  const withoutNulls = Object.fromEntries(Object.entries(args).filter(([key, value]) => value !== null || required.has(key)));
+  if (Object.keys(withoutNulls).length === Object.keys(args).length) return first;
+  return schemas.check(tool.inputSchema, withoutNulls, "arguments").ok ? { ok: true, args: withoutNulls } : first;
 }
 
 async function sendCall(
   connection: ServerConnection,
-  name: string,
+  tool: Tool,
   args: Record<string, unknown>,
   options: CallOptions,
   label: string,
 ): Promise<Record<string, unknown>> {
   const timeout = connection.requestTimeoutMs;
-  const send = () =>
-    connection.requireClient().request({ method: "tools/call", params: { name, arguments: args } }, ANY_RESULT, {
+  const params = { name: tool.name, arguments: args };
+  const send = () => {
+    const client = connection.requireClient();
+    const requestOptions = {
       timeout,
       resetTimeoutOnProgress: true,
-      onprogress: (progress) => options.onProgress?.(progress),
+      onprogress: (progress: ProgressUpdate) => options.onProgress?.(progress),
       ...(options.signal && { signal: options.signal }),
-    }) as Promise<Record<string, unknown>>;
+    };
+    // 2026-07-28 peers: the SDK mirrors `x-mcp-header` parameters into HTTP headers. The tool is passed
+    // without its output schema, which we check ourselves (lazily, per tool) after mapping.
+    if (client.getProtocolEra() === "modern") {
+      const definition = { ...tool, outputSchema: undefined };
+      return client.callTool(params, { ...requestOptions, toolDefinition: definition }) as Promise<Record<string, unknown>>;
+    }
+    // 2025-era peers: the raw result, so one odd content block cannot fail the whole call.
+    return client.request({ method: "tools/call", params }, ANY_RESULT, requestOptions) as Promise<Record<string, unknown>>;
+  };
   try {
     try {
       return await send();

@@ -1,0 +1,83 @@
+import { describe, expect, it } from "vitest";
+import { createKernel, internalPlugins } from "../../src/composition.ts";
+import { PluginHookError } from "../../src/kernel/errors.ts";
+import { Kernel, STAGE, type KernelPlugin } from "../../src/kernel/kernel.ts";
+import { registerPlugin } from "../../src/kernel/registry.ts";
+import type { ConnectionContext, MappedResult, ResultContext } from "../../src/kernel/types.ts";
+
+const plugin = (name: string, apply: (kernel: Kernel) => void): KernelPlugin => ({ name, apply });
+const noContext = {} as ResultContext;
+const emptyResult = (): MappedResult => ({ blocks: [], trailer: [], details: {}, isError: false });
+
+describe("the kernel", () => {
+  it("names the plugin and the hook when a synchronous tap throws", () => {
+    const kernel = new Kernel([plugin("bad-names", (k) => k.hooks.toolName.tap("bad-names", () => { throw new Error("boom"); }))]);
+    let caught: unknown;
+    try {
+      kernel.hooks.toolName.call("mcp__a__b", { server: "a", tool: "b" });
+    } catch (error) {
+      caught = error;
+    }
+    expect(caught).toBeInstanceOf(PluginHookError);
+    expect((caught as PluginHookError).plugin).toBe("bad-names");
+    expect((caught as PluginHookError).hook).toBe("toolName");
+    expect((caught as Error).message).toBe('plugin "bad-names" failed in hook "toolName": boom');
+    expect((caught as Error).cause).toBeInstanceOf(Error);
+  });
+
+  it("names the plugin and the hook when a promise tap rejects", async () => {
+    const kernel = new Kernel([
+      plugin("bad-mapper", (k) => k.hooks.mapResult.tapPromise("bad-mapper", async () => Promise.reject(new Error("no"))))
+    ]);
+    await expect(kernel.hooks.mapResult.promise(emptyResult(), noContext)).rejects.toMatchObject({ plugin: "bad-mapper", hook: "mapResult" });
+  });
+
+  it("names the plugin and the hook when a callback-style tap fails", async () => {
+    const kernel = new Kernel([
+      plugin("bad-spill", (k) => k.hooks.spill.tapAsync("bad-spill", (_request, callback) => callback(new Error("disk full")))),
+    ]);
+    await expect(kernel.hooks.spill.promise({} as never)).rejects.toMatchObject({ plugin: "bad-spill", hook: "spill", message: 'plugin "bad-spill" failed in hook "spill": disk full' });
+  });
+
+  it("runs taps by stage, so a third party can act before the built-ins", async () => {
+    const order: string[] = [];
+    const kernel = new Kernel([
+      plugin("builtin", (k) => k.hooks.mapResult.tapPromise({ name: "builtin", stage: STAGE.BUILTIN }, async (r) => (order.push("builtin"), r))),
+      plugin("early", (k) => k.hooks.mapResult.tapPromise({ name: "early", stage: STAGE.BEFORE_BUILTIN }, async (r) => (order.push("early"), r))),
+    ]);
+    await kernel.hooks.mapResult.promise(emptyResult(), noContext);
+    expect(order).toEqual(["early", "builtin"]);
+  });
+
+  it("refuses the same plugin twice", () => {
+    expect(() => new Kernel([plugin("twice", () => {}), plugin("twice", () => {})])).toThrow('plugin "twice" is listed twice');
+  });
+});
+
+describe("the composition root", () => {
+  it("lists every internal plugin once, by name", () => {
+    const names = internalPlugins().map((p) => p.name);
+    expect(new Set(names).size).toBe(names.length);
+    expect(names).toEqual(["transport-stdio", "transport-http", "transport-sse", "auth-bearer", "tool-names", "result-mapping", "spill"]);
+  });
+
+  it("switches a feature off by name: a kernel without the stdio transport creates no stdio transport", async () => {
+    const kernel = createKernel({ disable: ["transport-stdio"] });
+    expect(kernel.has("transport-stdio")).toBe(false);
+    const server = { name: "s", scope: "global", enabled: true, masked: false, transport: "stdio", auth: "none", definition: { transport: "stdio", command: "node", args: [], environment: {}, enabled: true } } as const;
+    const context = { host: { cwd: "/" }, server, log: () => {} } as unknown as ConnectionContext;
+    expect(await kernel.hooks.createTransport.promise({ ...context, auth: undefined })).toBeUndefined();
+    expect(await createKernel().hooks.createTransport.promise({ ...context, auth: undefined })).toBeDefined();
+  });
+
+  it("rejects an unknown plugin name instead of silently ignoring it", () => {
+    expect(() => createKernel({ disable: ["no-such-plugin"] })).toThrow('unknown internal plugin "no-such-plugin"');
+  });
+
+  it("includes plugins that third parties registered, until they unregister", () => {
+    const unregister = registerPlugin(plugin("third-party", () => {}));
+    expect(createKernel().has("third-party")).toBe(true);
+    unregister();
+    expect(createKernel().has("third-party")).toBe(false);
+  });
+});
