@@ -2,8 +2,8 @@ import { Kernel, type KernelPlugin } from "./kernel/kernel.ts";
 import { registeredPlugins } from "./kernel/registry.ts";
 import type { CommandSpec } from "./commands/types.ts";
 import { RUNTIME_COMMANDS } from "./commands/runtime.ts";
-import { StdioTransportPlugin } from "../plugins/transports/stdio.ts";
-import { SseTransportPlugin, StreamableHttpTransportPlugin } from "../plugins/transports/http.ts";
+import { stdioTransportPlugin } from "../plugins/transports/stdio.ts";
+import { sseTransportPlugin, streamableHttpTransportPlugin } from "../plugins/transports/http.ts";
 import { BearerAuthPlugin } from "../plugins/auth-bearer/index.ts";
 import { ToolNamesPlugin } from "../plugins/tool-names/index.ts";
 import { ResultMappingPlugin } from "../plugins/result-mapping/index.ts";
@@ -23,9 +23,9 @@ export interface KernelOptions {
 /** Internal plugins in the order they are applied. */
 export function internalPlugins(): KernelPlugin[] {
   return [
-    new StdioTransportPlugin(),
-    new StreamableHttpTransportPlugin(),
-    new SseTransportPlugin(),
+    stdioTransportPlugin(),
+    streamableHttpTransportPlugin(),
+    sseTransportPlugin(),
     new BearerAuthPlugin(),
     new ToolNamesPlugin(),
     new ResultMappingPlugin(),

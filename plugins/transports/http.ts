@@ -1,44 +1,29 @@
 import { SSEClientTransport, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
-import type { Kernel, KernelPlugin } from "../../src/kernel/kernel.ts";
+import type { RemoteDefinition } from "../../src/config/types.ts";
 import type { TransportContext } from "../../src/kernel/types.ts";
+import { transportPlugin } from "./plugin.ts";
 
-function requestInit(context: TransportContext): RequestInit {
-  const definition = context.server.definition;
-  const headers = { ...(definition?.transport === "stdio" ? {} : definition?.headers), ...context.auth?.headers };
-  return { headers };
+/** Configured headers plus what the auth plugin supplies, and its SDK auth provider. */
+function remoteOptions(definition: RemoteDefinition, context: TransportContext) {
+  const headers: Record<string, string> = { ...definition.headers, ...context.auth?.headers };
+  return { headers, ...(context.auth?.authProvider && { authProvider: context.auth.authProvider }) };
 }
 
 /** Remote servers over Streamable HTTP, the default for a url. Never falls back to SSE. */
-export class StreamableHttpTransportPlugin implements KernelPlugin {
-  readonly name = "transport-http";
-  apply(kernel: Kernel): void {
-    kernel.hooks.createTransport.tapPromise(this.name, async (context) => {
-      const definition = context.server.definition;
-      if (definition?.transport !== "http") return undefined;
-      const transport = new StreamableHTTPClientTransport(new URL(definition.url), {
-        requestInit: requestInit(context),
-        ...(context.auth?.authProvider && { authProvider: context.auth.authProvider }),
-      });
-      return { transport };
-    });
-  }
-}
+export const streamableHttpTransportPlugin = () =>
+  transportPlugin("transport-http", "http", (definition, context) => {
+    const { headers, ...auth } = remoteOptions(definition, context);
+    return new StreamableHTTPClientTransport(new URL(definition.url), { requestInit: { headers }, ...auth });
+  });
 
 /** Remote servers over legacy SSE (the SDK's transport, `eventsource` underneath), only when written. */
-export class SseTransportPlugin implements KernelPlugin {
-  readonly name = "transport-sse";
-  apply(kernel: Kernel): void {
-    kernel.hooks.createTransport.tapPromise(this.name, async (context) => {
-      const definition = context.server.definition;
-      if (definition?.transport !== "sse") return undefined;
-      const init = requestInit(context);
-      const transport = new SSEClientTransport(new URL(definition.url), {
-        requestInit: init,
-        // The event stream (GET) needs the same headers as the POSTs.
-        eventSourceInit: { fetch: (url, options) => fetch(url, { ...options, headers: { ...(options?.headers as Record<string, string>), ...(init.headers as Record<string, string>) } }) },
-        ...(context.auth?.authProvider && { authProvider: context.auth.authProvider }),
-      });
-      return { transport };
+export const sseTransportPlugin = () =>
+  transportPlugin("transport-sse", "sse", (definition, context) => {
+    const { headers, ...auth } = remoteOptions(definition, context);
+    return new SSEClientTransport(new URL(definition.url), {
+      requestInit: { headers },
+      // The event stream (GET) needs the same headers as the POSTs.
+      eventSourceInit: { fetch: (url, init) => fetch(url, { ...init, headers: { ...(init?.headers as Record<string, string>), ...headers } }) },
+      ...auth,
     });
-  }
-}
+  });

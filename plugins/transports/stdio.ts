@@ -1,6 +1,6 @@
 import { isAbsolute, resolve } from "node:path";
 import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
-import type { Kernel, KernelPlugin } from "../../src/kernel/kernel.ts";
+import { transportPlugin } from "./plugin.ts";
 
 /**
  * The SDK probes protocol eras for its own stdio class on a short-lived
@@ -14,22 +14,10 @@ class InPlaceStdioTransport extends StdioClientTransport {}
  * environment plus the configured one (never Pi's whole environment), and its
  * stderr always drains into the server's retained log, never the terminal.
  */
-export class StdioTransportPlugin implements KernelPlugin {
-  readonly name = "transport-stdio";
-  apply(kernel: Kernel): void {
-    kernel.hooks.createTransport.tapPromise(this.name, async (context) => {
-      const definition = context.server.definition;
-      if (definition?.transport !== "stdio") return undefined;
-      const cwd = definition.cwd === undefined ? context.host.cwd : isAbsolute(definition.cwd) ? definition.cwd : resolve(context.host.cwd, definition.cwd);
-      const transport = new InPlaceStdioTransport({
-        command: definition.command,
-        args: [...definition.args],
-        env: { ...definition.environment },
-        cwd,
-        stderr: "pipe",
-      });
-      transport.stderr?.on("data", (chunk: Buffer) => context.log(chunk.toString("utf8")));
-      return { transport };
-    });
-  }
-}
+export const stdioTransportPlugin = () =>
+  transportPlugin("transport-stdio", "stdio", (definition, context) => {
+    const cwd = definition.cwd === undefined ? context.host.cwd : isAbsolute(definition.cwd) ? definition.cwd : resolve(context.host.cwd, definition.cwd);
+    const transport = new InPlaceStdioTransport({ command: definition.command, args: [...definition.args], env: { ...definition.environment }, cwd, stderr: "pipe" });
+    transport.stderr?.on("data", (chunk: Buffer) => context.log(chunk.toString("utf8")));
+    return transport;
+  });

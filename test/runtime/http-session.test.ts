@@ -59,3 +59,15 @@ it("recovers when the server drops every session out of band (POST /drop-session
   server = undefined;
   expect(childServers()).toEqual([]);
 });
+
+it("sends configured headers and the bearer token, expanded from the environment, on every request", async () => {
+  server = await startHttpFixture("http-basic");
+  const env = { ...process.env, WORKSPACE_ID: "ws-4242", MCP_TOKEN: "token-e2e-9d8c7b" };
+  const h = await startHost({ remote: { url: server.url, headers: { "X-Workspace": "${WORKSPACE_ID}" }, auth: { type: "bearer", token: "${MCP_TOKEN}" } } }, { env });
+  await h.waitForTools(2, { server: "remote" });
+  expect(textOf(await h.call("mcp__remote__echo", { text: "with headers" }))).toBe("with headers");
+  const headers = (await (await fetch(`${server.baseUrl}/last-headers`)).json()) as Record<string, string>;
+  expect(headers["x-workspace"]).toBe("ws-4242");
+  expect(headers.authorization).toBe("Bearer token-e2e-9d8c7b");
+  expect(JSON.stringify(h.status("remote"))).not.toContain("token-e2e-9d8c7b");
+});
