@@ -7,7 +7,8 @@ import type { ConnectionContext, HostContext, LiveConnection } from "../kernel/t
 import { safeText } from "../safety/text.ts";
 import { coalesce } from "./coalesce.ts";
 import { classifyFailure, isExpiredSession } from "./errors.ts";
-import { collectPages, MAX_CATALOG_PAGES } from "./paging.ts";
+import { invalidHeaderMarking } from "./header-declarations.ts";
+import { collectPages } from "./paging.ts";
 import { RetainedLog } from "./retained-log.ts";
 import { retryDelayMs } from "./retry.ts";
 
@@ -183,7 +184,6 @@ export class ServerConnection {
       capabilities,
       versionNegotiation: { mode: "auto", probe: { timeoutMs: this.probeTimeoutMs() } },
       inputRequired: { autoFulfill: true, maxRounds: 10 },
-      listMaxPages: MAX_CATALOG_PAGES,
       // On 2026-07-28 peers change notices arrive only through a subscription, which this option opens.
       // We re-list ourselves (paged, bounded), so the SDK's own refresh stays off.
       listChanged: { tools: { autoRefresh: false, debounceMs: 0, onChanged: toolsChanged } },
@@ -225,25 +225,22 @@ export class ServerConnection {
   }
 
   /**
-   * The whole tool catalog. 2026-07-28 peers are listed through the SDK, which
-   * also drops tools whose `x-mcp-header` declarations are invalid and keeps
-   * what `callTool` needs to mirror parameters into headers. Our own paging
-   * (explicit cursors, repeated-cursor check, one bad tool never hides the
-   * others) serves 2025-era peers, and modern ones the SDK rejects.
+   * The whole tool catalog, paged by explicit cursors (at most 1,000 pages, a
+   * repeated cursor is an error, one bad tool never hides the others). On
+   * 2026-07-28 peers a tool with invalid `x-mcp-header` markings is left out.
    */
   private async listTools(client: Client): Promise<Tool[]> {
-    if (client.getProtocolEra() === "modern") {
-      try {
-        return validTools((await client.listTools(undefined, { timeout: this.requestTimeoutMs, cacheMode: "refresh" })).tools, this.log);
-      } catch (error) {
-        this.log.append(`[pi-mcp] the SDK rejected the tool list (${this.describe(error)}); listing page by page\n`);
-      }
-    }
-    return collectPages(`${this.name} tools/list`, async (cursor) => {
+    const tools = await collectPages(`${this.name} tools/list`, async (cursor) => {
       const page = (await client.request({ method: "tools/list", params: cursor === undefined ? {} : { cursor } }, ANY_RESULT, {
         timeout: this.requestTimeoutMs,
       })) as { tools?: unknown; nextCursor?: string };
       return { items: validTools(page.tools, this.log), nextCursor: page.nextCursor };
+    });
+    if (client.getProtocolEra() !== "modern") return tools;
+    return tools.filter((tool) => {
+      const problem = invalidHeaderMarking(tool.inputSchema);
+      if (problem) this.log.append(`[pi-mcp] left out tool ${JSON.stringify(tool.name)}: ${problem}\n`);
+      return problem === undefined;
     });
   }
 
