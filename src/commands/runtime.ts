@@ -54,7 +54,7 @@ async function testOne(env: CommandEnvironment, config: EffectiveConfig, name: s
   const entry = config.servers.find((server) => server.name === name)!;
   const single: EffectiveConfig = { ...config, retry: { ...config.retry, maxRetries: 0 }, servers: [{ ...entry, enabled: true }] };
   const redact = createRedactor(config.secrets);
-  const context: HostContext = { cwd: env.cwd, agentDir: env.agentDir, privateDir, config: single, redact, truncate: (text) => ({ text, truncated: false }) };
+  const context: HostContext = { cwd: env.cwd, agentDir: env.agentDir, privateDir, config: single, redact, truncate: (text) => ({ text, truncated: false }), services: {} };
   // Loaded on use: the configuration commands should not pay for the protocol stack.
   const { McpHost } = await import("../runtime/host.ts");
   const host = new McpHost(await env.createKernel(), context, { register() {}, deactivate() {} });

@@ -1,6 +1,7 @@
 import type { EffectiveConfig, Scope } from "../config/types.ts";
 import type { Kernel } from "../kernel/kernel.ts";
 import type { ConnectionStatus } from "../runtime/connection.ts";
+import type { McpHost } from "../runtime/host.ts";
 
 /** Which surface runs a command: the standalone CLI or `/mcp` inside Pi. */
 export type Surface = "cli" | "pi";
@@ -42,6 +43,8 @@ export interface RuntimeControl {
   settingsChanged(server: string, change: "connect" | "disconnect"): Promise<void>;
   status(): Promise<SessionStatus>;
   reconnect(server: string): Promise<void>;
+  /** The session's host, for commands that work with live connections. */
+  host(): Promise<McpHost>;
   /** Resolves once no server is connecting or retrying; false when the time ran out. */
   settled(timeoutMs: number): Promise<boolean>;
 }

@@ -1,10 +1,13 @@
 import { createHooks, type KernelHooks } from "./hooks.ts";
 import { PluginHookError } from "./errors.ts";
+import type { CommandSpec } from "../commands/types.ts";
 
 /** An internal or third-party plugin: `apply` only taps hooks. */
 export interface KernelPlugin {
   readonly name: string;
   apply(kernel: Kernel): void;
+  /** `/mcp` commands this feature owns (e.g. `prompt`, `logs`). */
+  readonly commands?: readonly CommandSpec[];
 }
 
 type AnyFn = (...args: unknown[]) => unknown;
@@ -25,6 +28,7 @@ export const STAGE = Object.freeze({
 export class Kernel {
   readonly hooks: KernelHooks;
   readonly plugins: readonly string[];
+  private readonly applied: readonly KernelPlugin[];
 
   constructor(plugins: readonly KernelPlugin[]) {
     this.hooks = createHooks();
@@ -38,10 +42,16 @@ export class Kernel {
       names.push(plugin.name);
     }
     this.plugins = Object.freeze(names);
+    this.applied = Object.freeze([...plugins]);
   }
 
   has(pluginName: string): boolean {
     return this.plugins.includes(pluginName);
+  }
+
+  /** The commands of every applied plugin. */
+  get commands(): CommandSpec[] {
+    return this.applied.flatMap((plugin) => plugin.commands ?? []);
   }
 }
 

@@ -1,5 +1,6 @@
 import type { AuthProvider, Client, ClientCapabilities, Transport } from "@modelcontextprotocol/client";
 import type { EffectiveConfig, ServerEntry } from "../config/types.ts";
+import type { CallScope, HostServices } from "./services.ts";
 
 /** Replaces every exact secret value resolved from settings with a placeholder. */
 export type Redactor = (text: string) => string;
@@ -14,6 +15,8 @@ export interface HostContext {
   readonly redact: Redactor;
   /** Cuts model-facing text to Pi's limits (2,000 lines / 50 KB). */
   readonly truncate: Truncator;
+  /** Pi's tools, session, model and dialogs, where the surface has them. */
+  readonly services: HostServices;
 }
 
 export interface Truncation {
@@ -38,6 +41,8 @@ export interface LiveConnection extends ConnectionContext {
   readonly client: Client;
   /** True while this connection may still deliver work to its session. */
   isCurrent(): boolean;
+  /** The tool call in flight on this connection, if any (server requests are scoped to it). */
+  activeCall(): CallScope | undefined;
 }
 
 export interface AuthHandle {

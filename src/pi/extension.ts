@@ -21,6 +21,7 @@ import type { Truncator } from "../kernel/types.ts";
 import { McpHost } from "../runtime/host.ts";
 import { createRedactor } from "../safety/text.ts";
 import { completeArguments } from "./completion.ts";
+import { piServices } from "./services.ts";
 import { piToolSink } from "./tools.ts";
 
 /**
@@ -53,7 +54,10 @@ const piTruncate: Truncator = (text) => {
 export function registerPiMcp(pi: ExtensionAPI, kernelOptions: KernelOptions = {}): void {
   let config: EffectiveConfig | undefined;
   let hostReady: Promise<McpHost> | undefined;
-  const commands = (): CommandSpec[] => [...commandsFor("pi", runtimeCommands()), helpCommand(() => commands())];
+  const branchListeners = new Set<() => void>();
+  // Feature plugins own some commands; a kernel built now lists them (hosts build their own).
+  const featureCommands = createKernel(kernelOptions).commands;
+  const commands = (): CommandSpec[] => [...commandsFor("pi", [...runtimeCommands(), ...featureCommands]), helpCommand(() => commands())];
 
   const environment = (ctx: ExtensionContext): CommandEnvironment => {
     const agent = agentDir();
@@ -79,6 +83,7 @@ export function registerPiMcp(pi: ExtensionAPI, kernelOptions: KernelOptions = {
       return { config: current.config, servers: current.status() };
     },
     reconnect: async (name) => (await ready).reconnect(name),
+    host: () => ready,
     settled: async (timeoutMs) => (await ready).settled(timeoutMs),
     // The setting is already persisted; a failed connection never rolls it back.
     settingsChanged: async () => {
@@ -93,7 +98,8 @@ export function registerPiMcp(pi: ExtensionAPI, kernelOptions: KernelOptions = {
     const privateDir = join(agent, "pi-mcp", "sessions", ctx.sessionManager.getSessionId());
     mkdirSync(privateDir, { recursive: true, mode: 0o700 });
     const kernel = createKernel(kernelOptions);
-    const context = { cwd: ctx.cwd, agentDir: agent, privateDir, config: loaded, redact: createRedactor(loaded.secrets), truncate: piTruncate };
+    const services = piServices(pi, ctx, branchListeners);
+    const context = { cwd: ctx.cwd, agentDir: agent, privateDir, config: loaded, redact: createRedactor(loaded.secrets), truncate: piTruncate, services };
     const host = new McpHost(kernel, context, piToolSink(pi));
     await kernel.hooks.hostStart.promise(context);
     host.start();
@@ -115,6 +121,10 @@ export function registerPiMcp(pi: ExtensionAPI, kernelOptions: KernelOptions = {
     // One event-loop turn later, so Pi's start never waits for MCP work.
     hostReady = new Promise((resolve) => setTimeout(resolve, 0)).then(() => startHost(ctx));
     hostReady.catch(() => undefined);
+  });
+
+  pi.on("session_tree", () => {
+    for (const listener of branchListeners) listener();
   });
 
   pi.on("session_shutdown", async () => {

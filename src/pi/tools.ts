@@ -1,6 +1,6 @@
 import type { ExtensionAPI } from "@earendil-works/pi-coding-agent";
 import type { BridgedTool, ToolSink } from "../runtime/host.ts";
-import type { ToolOutcome } from "../runtime/tool-call.ts";
+import type { ToolOutcome } from "../kernel/services.ts";
 
 /** Only the four MCP hints Pi knows; they are shown as the server's claims and grant nothing. */
 function annotationsOf(bridged: BridgedTool): Record<string, boolean> | undefined {
@@ -14,7 +14,7 @@ function annotationsOf(bridged: BridgedTool): Record<string, boolean> | undefine
 }
 
 /** An MCP error result becomes a Pi error result: Pi marks a tool that throws as failed. */
-function toPiResult(outcome: ToolOutcome) {
+export function toPiResult(outcome: ToolOutcome) {
   if (outcome.isError) {
     const text = outcome.content.flatMap((item) => (item.type === "text" ? [item.text] : [])).join("\n");
     throw new Error(text || "the MCP tool reported an error");
@@ -35,10 +35,11 @@ export function piToolSink(pi: ExtensionAPI): ToolSink {
           // The exact schema the server advertised; it is compiled only when the tool is used.
           parameters: (isObject(bridged.tool.inputSchema) ? bridged.tool.inputSchema : { type: "object" }) as never,
           ...(annotations && { annotations }),
-          execute: async (_toolCallId, params, signal, onUpdate) =>
+          execute: async (_toolCallId, params, signal, onUpdate, ctx) =>
             toPiResult(
               await bridged.execute((params ?? {}) as Record<string, unknown>, {
                 signal,
+                interactive: ctx?.hasUI === true && (ctx.mode === "tui" || ctx.mode === "rpc"),
                 onProgress: (progress) =>
                   onUpdate?.({
                     content: [{ type: "text", text: progressText(progress) }],

@@ -4,6 +4,7 @@ import type { ServerEntry } from "../config/types.ts";
 import { describeError, PiMcpError } from "../kernel/errors.ts";
 import type { Kernel } from "../kernel/kernel.ts";
 import type { ConnectionContext, HostContext, LiveConnection } from "../kernel/types.ts";
+import type { CallScope } from "../kernel/services.ts";
 import { safeText } from "../safety/text.ts";
 import { coalesce } from "./coalesce.ts";
 import { classifyFailure, isExpiredSession } from "./errors.ts";
@@ -67,6 +68,8 @@ export class ServerConnection {
   private closing = false;
   private generation = 0;
   private toolList: Tool[] = [];
+  /** Tool calls in flight, newest last: server requests are answered in their scope. */
+  private readonly calls: CallScope[] = [];
   private readonly refreshTools = coalesce(CATALOG_COALESCE_MS, () => this.loadTools(this.generation));
   readonly context: ConnectionContext;
 
@@ -124,6 +127,20 @@ export class ServerConnection {
 
   instructions(): string | undefined {
     return this.stateValue === "connected" ? this.client?.getInstructions() : undefined;
+  }
+
+  /** Marks a tool call in flight; returns the function that ends it. */
+  enterCall(scope: CallScope): () => void {
+    this.calls.push(scope);
+    return () => {
+      const index = this.calls.lastIndexOf(scope);
+      if (index !== -1) this.calls.splice(index, 1);
+    };
+  }
+
+  /** The newest tool call still in flight (an aborted one no longer counts). */
+  activeCall(): CallScope | undefined {
+    return this.calls.findLast((scope) => !scope.signal?.aborted);
   }
 
   /** Starts connecting; resolves when this attempt (not its retries) has settled. */
@@ -300,7 +317,7 @@ export class ServerConnection {
 
   private live(generation: number): LiveConnection {
     const client = this.client!;
-    return { ...this.context, client, isCurrent: () => generation === this.generation && !this.closing };
+    return { ...this.context, client, isCurrent: () => generation === this.generation && !this.closing, activeCall: () => this.activeCall() };
   }
 
   private setState(state: ConnectionState): void {

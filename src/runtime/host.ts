@@ -96,10 +96,15 @@ export class McpHost {
   private add(entry: EffectiveConfig["servers"][number]): ServerConnection {
     const connection = new ServerConnection(this.kernel, this.context, entry, {
       stateChanged: () => {
-        if (connection.state !== "connected") this.syncTools.trigger();
+        // A server that just connected brings its first catalog: it reaches Pi at once, not a window later.
+        if (connection.state === "connected") void this.bridgeTools();
+        else this.syncTools.trigger();
         this.events.statusChanged?.();
       },
-      toolsChanged: () => this.syncTools.trigger(),
+      // A catalog loaded while connecting is bridged by the "connected" change above; later ones are folded.
+      toolsChanged: () => {
+        if (connection.state === "connected") this.syncTools.trigger();
+      },
     });
     this.connections.set(entry.name, connection);
     return connection;

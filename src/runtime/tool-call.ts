@@ -6,24 +6,9 @@ import type { ServerConnection } from "./connection.ts";
 import { isConnectionLost, isTimeout } from "./errors.ts";
 import { extensionFor, writePrivateFile } from "./private-files.ts";
 import type { LazySchemas } from "./schemas.ts";
+import type { CallOptions, ProgressUpdate, ToolOutcome } from "../kernel/services.ts";
 
-/** What a server tool call gives Pi. */
-export interface ToolOutcome {
-  readonly content: PiContent[];
-  readonly details: Record<string, unknown>;
-  readonly isError: boolean;
-}
-
-export interface ProgressUpdate {
-  readonly progress: number;
-  readonly total?: number;
-  readonly message?: string;
-}
-
-export interface CallOptions {
-  readonly signal?: AbortSignal | undefined;
-  readonly onProgress?: (update: ProgressUpdate) => void;
-}
+export type { CallOptions, ProgressUpdate, ToolOutcome };
 
 const ANY_RESULT = { "~standard": { version: 1 as const, vendor: "pi-mcp", validate: (value: unknown) => ({ value }) } };
 
@@ -74,6 +59,8 @@ async function sendCall(
 ): Promise<Record<string, unknown>> {
   const timeout = connection.requestTimeoutMs;
   const params = { name: tool.name, arguments: args };
+  // Server requests that arrive during this call (elicitation, sampling) are scoped to it.
+  const leave = connection.enterCall({ signal: options.signal, interactive: options.interactive === true });
   const send = () => {
     const client = connection.requireClient();
     const requestOptions = {
@@ -106,6 +93,8 @@ async function sendCall(
       throw new PiMcpError("connection_failed", `${label} failed: the server's connection was lost during the call`, { cause: error });
     }
     throw new PiMcpError("failed", `${label} failed: ${connection.host.redact(describeError(error))}`, { cause: error });
+  } finally {
+    leave();
   }
 }
 

@@ -61,6 +61,9 @@ function piEnvironment(box: Sandbox, options: { savedTrust?: boolean | null; sto
           throw new Error("configuration commands never ask for status");
         },
         reconnect: async () => {},
+        host: (): never => {
+          throw new Error("configuration commands never ask for the host");
+        },
         settled: async () => true,
         async settingsChanged(server, change) {
           // Record what the file held at the moment the runtime was told: persistence comes first.

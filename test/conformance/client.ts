@@ -266,6 +266,7 @@ async function main(): Promise<number> {
     config,
     redact: createRedactor(config.secrets),
     truncate: (text) => ({ text, truncated: false }),
+    services: {},
   };
   const tools = new Map<string, BridgedTool>();
   const sink: ToolSink = {

@@ -17,6 +17,7 @@ import { createKernel } from "../../src/composition.ts";
 import { resolveConfig } from "../../src/config/resolve.ts";
 import type { EffectiveConfig, RetryPolicy } from "../../src/config/types.ts";
 import type { Kernel } from "../../src/kernel/kernel.ts";
+import type { HostServices } from "../../src/kernel/services.ts";
 import type { HostContext, Truncator } from "../../src/kernel/types.ts";
 import type { ConnectionState, ConnectionStatus } from "../../src/runtime/connection.ts";
 import { McpHost, type BridgedTool, type ToolSink } from "../../src/runtime/host.ts";
@@ -70,6 +71,8 @@ export interface StartHostOptions {
   /** The host's cwd (relative stdio `cwd`s resolve against it); default: the test process's cwd. */
   readonly cwd?: string;
   readonly kernel?: Kernel;
+  /** Pi's services as the plugins see them (default: none, like the CLI). */
+  readonly services?: HostServices;
   /** Start connecting at once (default true). */
   readonly start?: boolean;
 }
@@ -167,6 +170,7 @@ export async function startHost(servers: Record<string, RawDefinition>, options:
     config,
     redact: createRedactor(config.secrets),
     truncate: piTruncate,
+    services: options.services ?? {},
   };
   const kernel = options.kernel ?? createKernel();
   const sink = recordingSink();
