@@ -5,9 +5,18 @@ import { RUNTIME_COMMANDS } from "./commands/runtime.ts";
 import { stdioTransportPlugin } from "../plugins/transports/stdio.ts";
 import { sseTransportPlugin, streamableHttpTransportPlugin } from "../plugins/transports/http.ts";
 import { BearerAuthPlugin } from "../plugins/auth-bearer/index.ts";
+import { OAuthPlugin } from "../plugins/auth-oauth/index.ts";
 import { ToolNamesPlugin } from "../plugins/tool-names/index.ts";
 import { ResultMappingPlugin } from "../plugins/result-mapping/index.ts";
 import { SpillPlugin } from "../plugins/spill/index.ts";
+import { ResourcesPlugin } from "../plugins/resources/index.ts";
+import { RootsPlugin } from "../plugins/roots/index.ts";
+import { LoggingPlugin } from "../plugins/logging/index.ts";
+import { InstructionsPlugin } from "../plugins/instructions/index.ts";
+import { PromptsPlugin } from "../plugins/prompts/index.ts";
+import { CompletionPlugin } from "../plugins/completion/index.ts";
+import { SamplingPlugin } from "../plugins/sampling/index.ts";
+import { ElicitationPlugin } from "../plugins/elicitation/index.ts";
 
 /**
  * The composition root: the one place that lists pi-mcp's internal plugins.
@@ -27,9 +36,18 @@ export function internalPlugins(): KernelPlugin[] {
     streamableHttpTransportPlugin(),
     sseTransportPlugin(),
     new BearerAuthPlugin(),
+    new OAuthPlugin(),
     new ToolNamesPlugin(),
     new ResultMappingPlugin(),
     new SpillPlugin(),
+    new ResourcesPlugin(),
+    new RootsPlugin(),
+    new LoggingPlugin(),
+    new InstructionsPlugin(),
+    new PromptsPlugin(),
+    new CompletionPlugin(),
+    new SamplingPlugin(),
+    new ElicitationPlugin(),
   ];
 }
 

@@ -3,13 +3,8 @@ import { agentDir } from "../config/paths.ts";
 import { savedProjectTrust } from "../config/trust.ts";
 import type { EffectiveConfig } from "../config/types.ts";
 import type { Kernel } from "../kernel/kernel.ts";
-import type { CommandEnvironment, CredentialQueries } from "./types.ts";
-
-/** Until the OAuth credential store exists, no server has stored credentials. */
-export const NO_CREDENTIALS: CredentialQueries = {
-  has: async () => false,
-  remove: async () => false,
-};
+import { credentialStore } from "./auth.ts";
+import type { CommandEnvironment } from "./types.ts";
 
 /**
  * The CLI has no Pi session: it reads Pi's saved trust decision, which
@@ -31,7 +26,8 @@ export function cliCommandEnvironment(
     env,
     projectTrusted: savedTrust === true,
     savedTrust,
-    credentials: NO_CREDENTIALS,
+    credentials: credentialStore(agent),
+    progress: (text) => void process.stdout.write(`${text}\n`),
     createKernel,
     withTrust: (trusted) => cliCommandEnvironment(cwd, env, createKernel, trusted),
     loadConfig: () => (config ??= loadConfig({ agentDir: agent, cwd, projectTrusted: savedTrust === true, env })),

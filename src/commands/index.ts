@@ -1,12 +1,14 @@
 import { PiMcpError, describeError } from "../kernel/errors.ts";
 import { stripTerminalControls } from "../safety/text.ts";
+import { authCommand, logoutCommand } from "./auth.ts";
+import { importCommand } from "./import.ts";
 import { listCommand } from "./list.ts";
 import { addCommand, disableCommand, enableCommand, removeCommand } from "./manage.ts";
 import { parseCommandArgs } from "./parse.ts";
 import type { CommandEnvironment, CommandResult, CommandSpec, Surface } from "./types.ts";
 
 /** Every command, in the order help lists them. Runtime commands join through `extraCommands`. */
-export const CORE_COMMANDS: readonly CommandSpec[] = [listCommand, addCommand, removeCommand, enableCommand, disableCommand];
+export const CORE_COMMANDS: readonly CommandSpec[] = [listCommand, addCommand, removeCommand, enableCommand, disableCommand, authCommand, logoutCommand, importCommand];
 
 export function commandsFor(surface: Surface, extra: readonly CommandSpec[] = []): CommandSpec[] {
   return [...CORE_COMMANDS, ...extra].filter((command) => command.surfaces.includes(surface));

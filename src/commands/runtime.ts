@@ -106,8 +106,8 @@ export const statusCommand: CommandSpec = {
   positionals: [],
   options: {},
   async run(_input, env): Promise<CommandResult> {
-    const { config, servers } = await requireRuntime(env).status();
-    return { exitCode: 0, output: formatStatus(config, servers) };
+    const { config, servers, extra = [] } = await requireRuntime(env).status();
+    return { exitCode: 0, output: [formatStatus(config, servers), ...extra].join("\n") };
   },
 };
 

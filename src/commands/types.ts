@@ -52,6 +52,8 @@ export interface RuntimeControl {
 export interface SessionStatus {
   readonly config: EffectiveConfig;
   readonly servers: readonly ConnectionStatus[];
+  /** Lines features add (active subscriptions, ...). */
+  readonly extra?: readonly string[];
 }
 
 /** Stored-credential queries; the OAuth credential store answers them. */
@@ -72,6 +74,8 @@ export interface CommandEnvironment {
   readonly savedTrust: boolean | null;
   readonly credentials: CredentialQueries;
   readonly runtime?: RuntimeControl;
+  /** Shows a line at once, before the command finishes (`auth` prints its URL, then waits). */
+  readonly progress?: (text: string) => void;
   /** The same environment with the project's trust decided for this run (the CLI's `--approve`/`--no-approve`). */
   withTrust?(trusted: boolean): CommandEnvironment;
   /** A kernel with the surface's plugins, for temporary connections (`test`). */

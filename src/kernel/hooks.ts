@@ -22,6 +22,7 @@ import type {
   AuthContext,
   TransportHandle,
   AuthHandle,
+  SystemPromptContext,
 } from "./types.ts";
 
 /**
@@ -60,6 +61,10 @@ export function createHooks() {
     mapResult: new AsyncSeriesWaterfallHook<[MappedResult, ResultContext]>(["result", "context"]),
     /** Keep oversized output somewhere private; the first plugin that stores it answers. */
     spill: new AsyncSeriesBailHook<[SpillRequest], SpillResult | undefined>(["request"]),
+    /** The system prompt suffix for this agent run: each tap may add its section. */
+    systemPrompt: new SyncWaterfallHook<[string, SystemPromptContext]>(["prompt", "context"]),
+    /** Extra lines for `/mcp status` (e.g. active subscriptions). */
+    statusLines: new SyncWaterfallHook<[string[], HostContext]>(["lines", "host"]),
     /** Refine how a tool call or result is presented in Pi's TUI. */
     render: new SyncWaterfallHook<[RenderModel, RenderContext]>(["model", "context"]),
   });

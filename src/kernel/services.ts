@@ -48,6 +48,13 @@ export interface QueuedMessage {
   readonly details?: Record<string, unknown>;
 }
 
+/** A model-visible message with Pi content (text and images), stored in the session as it is sent. */
+export interface SessionMessage {
+  readonly customType: string;
+  readonly content: readonly PiContent[];
+  readonly details?: Record<string, unknown>;
+}
+
 export interface SessionServices {
   /** Appends a custom entry to the session (not sent to the model). */
   append(customType: string, data: unknown): void;
@@ -55,6 +62,13 @@ export interface SessionServices {
   entries(customType: string): unknown[];
   /** Adds a message to the conversation, delivered with the next turn; never starts a turn. */
   queueMessage(message: QueuedMessage): void;
+  /**
+   * Adds a message (text and images) to the conversation now: Pi stores it on
+   * the active branch at once (or right after a turn that is running), so it
+   * reaches the model with the next turn and follows `/resume`, `/fork` and
+   * `/tree` like any other message. Never starts a turn.
+   */
+  addMessage(message: SessionMessage): void;
   /** Called after the active branch changed (`/tree`, `/fork`, `/resume`). */
   onBranchChange(listener: () => void): () => void;
 }

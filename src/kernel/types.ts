@@ -1,6 +1,7 @@
 import type { AuthProvider, Client, ClientCapabilities, Transport } from "@modelcontextprotocol/client";
 import type { EffectiveConfig, ServerEntry } from "../config/types.ts";
 import type { CallScope, HostServices } from "./services.ts";
+import type { RetainedLog } from "../runtime/retained-log.ts";
 
 /** Replaces every exact secret value resolved from settings with a placeholder. */
 export type Redactor = (text: string) => string;
@@ -32,6 +33,8 @@ export interface ConnectionContext {
   readonly server: ServerEntry;
   /** Appends to the server's retained log (stderr and MCP logging). */
   readonly log: (text: string) => void;
+  /** The retained log itself (newest 256 KiB), for plugins that show or persist it. */
+  readonly retainedLog: RetainedLog;
 }
 
 export type ClientCapabilitiesDraft = ClientCapabilities;
@@ -114,4 +117,10 @@ export interface RenderContext {
   readonly server: string;
   readonly operation: string;
   readonly expanded: boolean;
+}
+
+/** What the instruction snapshot is built from: servers whose tool catalog reached Pi, in name order. */
+export interface SystemPromptContext {
+  readonly host: HostContext;
+  readonly servers: readonly { readonly name: string; readonly instructions: string | undefined }[];
 }

@@ -10,13 +10,14 @@ import {
 } from "@earendil-works/pi-coding-agent";
 import { parseArgsStringToArgv } from "string-argv";
 import { commandsFor, helpCommand, runCommandLine } from "../commands/index.ts";
-import { NO_CREDENTIALS } from "../commands/environment.ts";
+import { credentialStore } from "../commands/auth.ts";
 import type { CommandEnvironment, CommandResult, CommandSpec, RuntimeControl } from "../commands/types.ts";
 import { createKernel, runtimeCommands, type KernelOptions } from "../composition.ts";
 import { loadConfig } from "../config/load.ts";
 import { agentDir } from "../config/paths.ts";
 import { savedProjectTrust } from "../config/trust.ts";
 import type { EffectiveConfig } from "../config/types.ts";
+import { importNotice } from "../import/notice.ts";
 import type { Truncator } from "../kernel/types.ts";
 import { McpHost } from "../runtime/host.ts";
 import { createRedactor } from "../safety/text.ts";
@@ -55,6 +56,8 @@ export function registerPiMcp(pi: ExtensionAPI, kernelOptions: KernelOptions = {
   let config: EffectiveConfig | undefined;
   let hostReady: Promise<McpHost> | undefined;
   const branchListeners = new Set<() => void>();
+  /** The started host, for synchronous work (the system prompt); commands await `hostReady`. */
+  let currentHost: McpHost | undefined;
   // Feature plugins own some commands; a kernel built now lists them (hosts build their own).
   const featureCommands = createKernel(kernelOptions).commands;
   const commands = (): CommandSpec[] => [...commandsFor("pi", [...runtimeCommands(), ...featureCommands]), helpCommand(() => commands())];
@@ -69,7 +72,8 @@ export function registerPiMcp(pi: ExtensionAPI, kernelOptions: KernelOptions = {
       env: process.env,
       projectTrusted,
       savedTrust: savedProjectTrust(agent, ctx.cwd),
-      credentials: NO_CREDENTIALS,
+      credentials: credentialStore(agent),
+      progress: (text) => (ctx.mode === "print" ? void writeSync(1, `${text}\n`) : ctx.ui.notify(text, "info")),
       createKernel: async () => createKernel(kernelOptions),
       loadConfig: async () => (config = await loadConfig({ agentDir: agent, cwd: ctx.cwd, projectTrusted, env: process.env })),
       ...(hostReady && { runtime: runtimeControl(hostReady, ctx) }),
@@ -80,7 +84,7 @@ export function registerPiMcp(pi: ExtensionAPI, kernelOptions: KernelOptions = {
   const runtimeControl = (ready: Promise<McpHost>, ctx: ExtensionContext): RuntimeControl => ({
     status: async () => {
       const current = await ready;
-      return { config: current.config, servers: current.status() };
+      return { config: current.config, servers: current.status(), extra: current.statusLines() };
     },
     reconnect: async (name) => (await ready).reconnect(name),
     host: () => ready,
@@ -95,6 +99,7 @@ export function registerPiMcp(pi: ExtensionAPI, kernelOptions: KernelOptions = {
   const startHost = async (ctx: ExtensionContext): Promise<McpHost> => {
     const loaded = await environment(ctx).loadConfig();
     const agent = agentDir();
+    await importNotice(ctx, agent, loaded); // servers only Pi's built-in mcp.json names: one notice per change, never connected
     const privateDir = join(agent, "pi-mcp", "sessions", ctx.sessionManager.getSessionId());
     mkdirSync(privateDir, { recursive: true, mode: 0o700 });
     const kernel = createKernel(kernelOptions);
@@ -103,6 +108,7 @@ export function registerPiMcp(pi: ExtensionAPI, kernelOptions: KernelOptions = {
     const host = new McpHost(kernel, context, piToolSink(pi));
     await kernel.hooks.hostStart.promise(context);
     host.start();
+    currentHost = host;
     return host;
   };
 
@@ -123,6 +129,13 @@ export function registerPiMcp(pi: ExtensionAPI, kernelOptions: KernelOptions = {
     hostReady.catch(() => undefined);
   });
 
+  // The Instruction Snapshot: built synchronously from what has already synced, never waiting for a server.
+  pi.on("before_agent_start", (event) => {
+    if (!currentHost) return undefined;
+    const systemPrompt = currentHost.systemPrompt(event.systemPrompt);
+    return systemPrompt === event.systemPrompt ? undefined : { systemPrompt };
+  });
+
   pi.on("session_tree", () => {
     for (const listener of branchListeners) listener();
   });
@@ -130,6 +143,7 @@ export function registerPiMcp(pi: ExtensionAPI, kernelOptions: KernelOptions = {
   pi.on("session_shutdown", async () => {
     const ready = hostReady;
     hostReady = undefined;
+    currentHost = undefined;
     const current = await ready?.catch(() => undefined);
     await current?.shutdown();
   });

@@ -1,5 +1,6 @@
 import type { ExtensionAPI, ExtensionContext } from "@earendil-works/pi-coding-agent";
 import type { FixedTool, HostServices, PiToolRegistry, SessionServices, UiService } from "../kernel/services.ts";
+import { piModelService } from "./model.ts";
 import { toPiResult } from "./tools.ts";
 
 /** Fixed tools (a plugin's own, like `read_mcp_resource`) registered with Pi, active only on request. */
@@ -44,6 +45,9 @@ function sessionServices(pi: ExtensionAPI, ctx: ExtensionContext, branchListener
         .map((entry) => (entry as { data?: unknown }).data),
     queueMessage: (message) =>
       pi.sendMessage({ customType: message.customType, content: message.content, display: true, details: message.details }, { deliverAs: "nextTurn" }),
+    // Without a turn to trigger, Pi stores the message on the branch now (or after a running turn): no replay needed.
+    addMessage: (message) =>
+      pi.sendMessage({ customType: message.customType, content: [...message.content], display: true, details: message.details }, { triggerTurn: false }),
     onBranchChange(listener) {
       branchListeners.add(listener);
       return () => branchListeners.delete(listener);
@@ -64,5 +68,6 @@ function uiService(ctx: ExtensionContext): UiService | undefined {
 
 export function piServices(pi: ExtensionAPI, ctx: ExtensionContext, branchListeners: Set<() => void>): HostServices {
   const ui = uiService(ctx);
-  return { piTools: piToolRegistry(pi), session: sessionServices(pi, ctx, branchListeners), ...(ui && { ui }) };
+  const model = piModelService(ctx);
+  return { piTools: piToolRegistry(pi), session: sessionServices(pi, ctx, branchListeners), ...(ui && { ui }), ...(model && { model }) };
 }

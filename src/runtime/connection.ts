@@ -7,7 +7,7 @@ import type { ConnectionContext, HostContext, LiveConnection } from "../kernel/t
 import type { CallScope } from "../kernel/services.ts";
 import { safeText } from "../safety/text.ts";
 import { coalesce } from "./coalesce.ts";
-import { classifyFailure, isExpiredSession } from "./errors.ts";
+import { authStateOf, classifyFailure, isExpiredSession } from "./errors.ts";
 import { invalidHeaderMarking } from "./header-declarations.ts";
 import { collectPages } from "./paging.ts";
 import { RetainedLog } from "./retained-log.ts";
@@ -80,7 +80,7 @@ export class ServerConnection {
     private readonly events: ConnectionEvents,
   ) {
     this.stateValue = entry.enabled ? "connecting" : "disabled";
-    this.context = { host, server: entry, log: (text) => this.log.append(text) };
+    this.context = { host, server: entry, log: (text) => this.log.append(text), retainedLog: this.log };
   }
 
   get name(): string {
@@ -177,6 +177,7 @@ export class ServerConnection {
     this.causeText = this.describe(error);
     const kind = error instanceof PiMcpError && error.code === "invalid_settings" ? "terminal" : classifyFailure(error);
     if (kind === "auth") return this.setState("needs_auth");
+    if (kind === "client_registration") return this.setState("needs_client_registration");
     if (kind !== "retryable" || this.attempts > this.host.config.retry.maxRetries) return this.setState("failed");
     const delay = retryDelayMs(this.host.config.retry, this.attempts);
     this.nextRetryAt = Date.now() + delay;
@@ -285,6 +286,12 @@ export class ServerConnection {
 
   /** Recovers from an expired HTTP session: a fresh transport and a new initialize. */
   async recoverSession(error: unknown): Promise<boolean> {
+    // Authorization lost mid-session (a refresh that failed for good, a step-up): needs_auth, never retried.
+    if (authStateOf(error) !== undefined && !this.closing) {
+      await this.discardClient();
+      this.fail(error);
+      return false;
+    }
     const sessionId = (this.transport as { sessionId?: string } | undefined)?.sessionId;
     if (!isExpiredSession(error, sessionId !== undefined)) return false;
     this.log.append("[pi-mcp] the HTTP session expired; reconnecting\n");
@@ -302,6 +309,7 @@ export class ServerConnection {
     if (this.retryTimer) clearTimeout(this.retryTimer);
     this.nextRetryAt = undefined;
     await this.discardClient();
+    if (this.stateValue !== "disabled") this.setState("disabled");
   }
 
   private async discardClient(): Promise<void> {
@@ -321,7 +329,9 @@ export class ServerConnection {
   }
 
   private setState(state: ConnectionState): void {
+    const was = this.stateValue;
     this.stateValue = state;
+    if (was === "connected" && state !== "connected") this.kernel.hooks.serverDisconnected.call(this.context, state);
     this.events.stateChanged(this);
   }
 

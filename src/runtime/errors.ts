@@ -1,14 +1,29 @@
-import { SdkError, SdkErrorCode, SdkHttpError, UnauthorizedError, UnsupportedProtocolVersionError } from "@modelcontextprotocol/client";
+import { InsufficientScopeError, SdkError, SdkErrorCode, SdkHttpError, UnauthorizedError, UnsupportedProtocolVersionError } from "@modelcontextprotocol/client";
 
 /** How a failed connect or a lost connection should be handled. */
-export type FailureKind = "retryable" | "auth" | "unsupported_protocol" | "terminal";
+export type FailureKind = "retryable" | "auth" | "client_registration" | "unsupported_protocol" | "terminal";
+
+/**
+ * The connection state an OAuth failure asks for: errors of the auth machinery
+ * (src/auth/errors.ts) carry `authState`, also when wrapped as a `cause`
+ * (a plugin hook error) or passed through the SDK's transport seams.
+ */
+export function authStateOf(error: unknown): "needs_auth" | "needs_client_registration" | undefined {
+  for (let current = error, depth = 0; current instanceof Error && depth < 5; current = current.cause, depth++) {
+    const state = (current as { authState?: unknown }).authState;
+    if (state === "needs_auth" || state === "needs_client_registration") return state;
+  }
+  return undefined;
+}
 
 /**
  * Sorts a connection failure. The spec retries everything except
  * authentication, invalid configuration and an unsupported protocol.
  */
 export function classifyFailure(error: unknown): FailureKind {
-  if (error instanceof UnauthorizedError) return "auth";
+  const authState = authStateOf(error);
+  if (authState) return authState === "needs_client_registration" ? "client_registration" : "auth";
+  if (error instanceof UnauthorizedError || error instanceof InsufficientScopeError) return "auth";
   if (error instanceof SdkHttpError && (error.status === 401 || error.status === 403)) return "auth";
   if (error instanceof SdkError) {
     if (error.code === SdkErrorCode.ClientHttpAuthentication || error.code === SdkErrorCode.ClientHttpForbidden) return "auth";

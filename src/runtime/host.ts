@@ -41,6 +41,8 @@ export class McpHost {
   /** Pi tool name → the JSON of the definition registered under it. */
   private readonly registered = new Map<string, string>();
   private readonly active = new Set<string>();
+  /** Servers whose catalog reached Pi at the last sync: only they contribute instructions. */
+  private synced: string[] = [];
   private readonly syncTools = coalesce(CATALOG_COALESCE_MS, () => this.bridgeTools());
   private stopped = false;
 
@@ -172,11 +174,31 @@ export class McpHost {
       this.registered.set(name, fingerprint);
       changed.push({ name, server, tool, execute: (args, options) => callServerTool(this.kernel, this.schemas, connection, tool, args, options) });
     }
+    this.synced = [...this.connections.values()].filter((connection) => connection.state === "connected").map((connection) => connection.name).sort();
     const gone = [...this.active].filter((name) => !now.has(name));
     for (const name of gone) this.active.delete(name);
     for (const tool of changed) this.active.add(tool.name);
     if (changed.length > 0) this.sink.register(changed);
     if (gone.length > 0) this.sink.deactivate(gone);
+  }
+
+  /**
+   * The system prompt with this host's additions (the Instruction Snapshot):
+   * synchronous, from what the last catalog sync delivered, never waiting for
+   * a connection.
+   */
+  systemPrompt(base: string): string {
+    const servers = this.synced.map((name) => ({ name, instructions: this.connections.get(name)?.instructions() }));
+    return this.kernel.hooks.systemPrompt.call(base, { host: this.context, servers });
+  }
+
+  /** Lines features add to `/mcp status`. */
+  statusLines(): string[] {
+    return this.kernel.hooks.statusLines.call([], this.context);
+  }
+
+  get kernelInstance(): Kernel {
+    return this.kernel;
   }
 
   /** The Pi tool names currently offered, per server (for status). */

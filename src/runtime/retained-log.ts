@@ -9,6 +9,7 @@ export class RetainedLog {
   private chunks: Buffer[] = [];
   private size = 0;
   private dropped = 0;
+  private readonly listeners = new Set<() => void>();
 
   constructor(private readonly limit = RETAINED_LOG_BYTES) {}
 
@@ -20,6 +21,7 @@ export class RetainedLog {
     }
     this.chunks.push(chunk);
     this.size += chunk.length;
+    for (const listener of this.listeners) listener();
     while (this.size > this.limit) {
       const first = this.chunks[0]!;
       const excess = this.size - this.limit;
@@ -33,6 +35,12 @@ export class RetainedLog {
         this.dropped += excess;
       }
     }
+  }
+
+  /** Called after every append (a persister coalesces them). */
+  onAppend(listener: () => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
   }
 
   /** The retained text (a leading partial character from trimming is dropped). */

@@ -1,7 +1,7 @@
 import type { Tool } from "@modelcontextprotocol/client";
 import { describeError, PiMcpError } from "../kernel/errors.ts";
 import type { Kernel } from "../kernel/kernel.ts";
-import type { MappedResult, PiContent, ResultContext } from "../kernel/types.ts";
+import type { HostContext, MappedResult, PiContent, ResultContext } from "../kernel/types.ts";
 import type { ServerConnection } from "./connection.ts";
 import { isConnectionLost, isTimeout } from "./errors.ts";
 import { extensionFor, writePrivateFile } from "./private-files.ts";
@@ -106,22 +106,8 @@ export async function mapCallResult(
   tool: Tool,
   raw: Record<string, unknown>,
 ): Promise<ToolOutcome> {
-  const host = connection.host;
-  const context: ResultContext = {
-    host,
-    server: connection.name,
-    operation: tool.name,
-    raw,
-    saveFile: (bytes, hint) => writePrivateFile(host.privateDir, "content", `${hint.name ?? "content"}${extensionFor(hint.mimeType)}`, bytes),
-  };
-  const blocks = Array.isArray(raw.content) ? raw.content.filter(isBlock) : [];
-  const initial: MappedResult = {
-    blocks: blocks.map((source) => ({ source })),
-    trailer: [],
-    details: { server: connection.name, tool: tool.name },
-    isError: raw.isError === true,
-  };
-  const mapped = await kernel.hooks.mapResult.promise(initial, context);
+  const where = { kernel, host: connection.host, server: connection.name, operation: tool.name };
+  const mapped = await mapContent(where, raw, { server: connection.name, tool: tool.name });
   if (tool.outputSchema && !mapped.isError) {
     const check = raw.structuredContent === undefined ? { ok: false as const, message: "the tool has an output schema but returned no structured content" } : schemas.check(tool.outputSchema, raw.structuredContent, "structured content");
     if (!check.ok) {
@@ -129,8 +115,36 @@ export async function mapCallResult(
       mapped.trailer.push({ type: "text", text: `[warning: ${check.message}]` });
     }
   }
+  return finishOutcome(where, mapped);
+}
+
+/** Where a result comes from: enough to map it, save its files and spill it. */
+export interface ResultOrigin {
+  readonly kernel: Kernel;
+  readonly host: HostContext;
+  readonly server: string;
+  readonly operation: string;
+}
+
+/** Maps any MCP result with `content` blocks (a tool result, resource contents, prompt messages) through the mappers. */
+export async function mapContent(origin: ResultOrigin, raw: Record<string, unknown>, details: Record<string, unknown>): Promise<MappedResult> {
+  const { host } = origin;
+  const context: ResultContext = {
+    host,
+    server: origin.server,
+    operation: origin.operation,
+    raw,
+    saveFile: (bytes, hint) => writePrivateFile(host.privateDir, "content", `${hint.name ?? "content"}${extensionFor(hint.mimeType)}`, bytes),
+  };
+  const blocks = Array.isArray(raw.content) ? raw.content.filter(isBlock) : [];
+  const initial: MappedResult = { blocks: blocks.map((source) => ({ source })), trailer: [], details, isError: raw.isError === true };
+  return origin.kernel.hooks.mapResult.promise(initial, context);
+}
+
+/** Flattens mapped blocks into Pi content within Pi's limits (spilling the rest). */
+export async function finishOutcome(origin: ResultOrigin, mapped: MappedResult): Promise<ToolOutcome> {
   const content = [...mapped.blocks.flatMap((block) => block.output ?? []), ...mapped.trailer];
-  return { content: await limitText(kernel, connection, tool.name, content, mapped.details), details: mapped.details, isError: mapped.isError };
+  return { content: await limitText(origin, content, mapped.details), details: mapped.details, isError: mapped.isError };
 }
 
 function isBlock(value: unknown): value is Record<string, unknown> & { type: string } {
@@ -141,19 +155,14 @@ function isBlock(value: unknown): value is Record<string, unknown> & { type: str
  * Keeps model-facing text within Pi's limits. When it is cut, the complete
  * text goes to a private Result Spill file whose path the model is given.
  */
-async function limitText(
-  kernel: Kernel,
-  connection: ServerConnection,
-  operation: string,
-  content: PiContent[],
-  details: Record<string, unknown>,
-): Promise<PiContent[]> {
+async function limitText(origin: ResultOrigin, content: PiContent[], details: Record<string, unknown>): Promise<PiContent[]> {
+  const { kernel, host, server, operation } = origin;
   const texts = content.filter((item): item is Extract<PiContent, { type: "text" }> => item.type === "text");
   if (texts.length === 0) return content;
   const full = texts.map((item) => item.text).join("\n");
-  const cut = connection.host.truncate(full);
+  const cut = host.truncate(full);
   if (!cut.truncated) return content;
-  const spill = await kernel.hooks.spill.promise({ host: connection.host, server: connection.name, operation, text: full });
+  const spill = await kernel.hooks.spill.promise({ host, server, operation, text: full });
   if (spill) details.spillPath = spill.path;
   const note = spill
     ? `\n\n[output truncated to Pi's limit; the complete ${full.length}-character output is in ${spill.path}]`

@@ -60,6 +60,18 @@ describe.each<PiVersion>(["1.6", "0.84"])("a real Pi %s", (version) => {
   });
 });
 
+describe("the Instruction Snapshot", () => {
+  it("puts a connected server's instructions at the end of the system prompt the model receives", async () => {
+    const basic = join(REPO_ROOT, "test/fixtures/servers/basic.mjs");
+    await writeSettings({ servers: { guide: { command: NODE, args: [basic], environment: { FIXTURE_INSTRUCTIONS: "Always greet the guide server." } } } });
+    const run = await runPi({ home: home.home, cwd: home.cwd, extensions: [REPO_ROOT], args: ["-p", "/mcp wait", "hello"], script: [{ text: "hi" }], timeoutMs: 60_000 });
+    expect(run.code).toBe(0);
+    const system = run.requests[0]?.systemPrompt ?? "";
+    expect(system).toContain('## MCP server "guide"\n\nAlways greet the guide server.');
+    expect(system.trimEnd().endsWith("Always greet the guide server.")).toBe(true);
+  });
+});
+
 describe("process lifetime", () => {
   it("Pi exits promptly and leaves no server process behind, even when it quits while servers are starting", async () => {
     const startLog = join(home.home, "starts.log");

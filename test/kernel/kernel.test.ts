@@ -58,7 +58,7 @@ describe("the composition root", () => {
   it("lists every internal plugin once, by name", () => {
     const names = internalPlugins().map((p) => p.name);
     expect(new Set(names).size).toBe(names.length);
-    expect(names).toEqual(["transport-stdio", "transport-http", "transport-sse", "auth-bearer", "tool-names", "result-mapping", "spill"]);
+    expect(names).toEqual(expect.arrayContaining(["transport-stdio", "transport-http", "transport-sse", "auth-bearer", "tool-names", "result-mapping", "spill", "resources", "roots", "logging", "instructions"]));
   });
 
   it("switches a feature off by name: a kernel without the stdio transport creates no stdio transport", async () => {

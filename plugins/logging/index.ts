@@ -1,0 +1,116 @@
+import { mkdirSync } from "node:fs";
+import { join } from "node:path";
+import type { CommandSpec } from "../../src/commands/types.ts";
+import { writeAtomically } from "../../src/config/files.ts";
+import { PiMcpError } from "../../src/kernel/errors.ts";
+import type { Kernel, KernelPlugin } from "../../src/kernel/kernel.ts";
+import type { ConnectionContext } from "../../src/kernel/types.ts";
+import type { RetainedLog } from "../../src/runtime/retained-log.ts";
+import { safeText } from "../../src/safety/text.ts";
+
+/** Log writes are folded for this long, or until this much is waiting. */
+const FLUSH_MS = 50;
+const FLUSH_BYTES = 64 * 1024;
+/** What `/mcp logs` shows at most: Pi's display limit. */
+const SHOW_BYTES = 50 * 1024;
+const SHOW_LINES = 2_000;
+
+export function retainedLogPath(privateDir: string, server: string): string {
+  return join(privateDir, "logs", `${server.replace(/[^A-Za-z0-9._-]/g, "_")}.log`);
+}
+
+/**
+ * Keeps a private copy of each server's retained log (its newest 256 KiB) on
+ * disk, written at most every 50 ms or 64 KiB, so `/mcp logs` can point to it.
+ */
+function persist(log: RetainedLog, path: string): void {
+  let timer: NodeJS.Timeout | undefined;
+  let pending = 0;
+  let writing = Promise.resolve();
+  const flush = () => {
+    clearTimeout(timer);
+    timer = undefined;
+    pending = 0;
+    writing = writing.then(() => writeAtomically(path, log.text(), 0o600)).catch(() => undefined);
+  };
+  let lastBytes = log.bytes + log.droppedBytes;
+  log.onAppend(() => {
+    const total = log.bytes + log.droppedBytes;
+    pending += total - lastBytes;
+    lastBytes = total;
+    if (pending >= FLUSH_BYTES) flush();
+    else timer ??= setTimeout(flush, FLUSH_MS);
+  });
+}
+
+/**
+ * MCP logging: `notifications/message` joins the server's stderr in its
+ * retained log. pi-mcp never sends `logging/setLevel` on its own and never
+ * writes server logs to Pi's output.
+ */
+export class LoggingPlugin implements KernelPlugin {
+  readonly name = "logging";
+  private readonly persisted = new WeakSet<RetainedLog>();
+
+  apply(kernel: Kernel): void {
+    kernel.hooks.clientCreated.tap(this.name, (connection) => {
+      this.persistOnce(connection);
+      connection.client.setNotificationHandler("notifications/message", (notification) => {
+        if (!connection.isCurrent()) return;
+        const { level, logger, data } = notification.params;
+        const text = typeof data === "string" ? data : JSON.stringify(data);
+        connection.log(`[${level}]${logger ? ` ${logger}:` : ""} ${text}\n`);
+      });
+    });
+  }
+
+  private persistOnce(connection: ConnectionContext): void {
+    if (this.persisted.has(connection.retainedLog)) return;
+    this.persisted.add(connection.retainedLog);
+    const folder = join(connection.host.privateDir, "logs");
+    mkdirSync(folder, { recursive: true, mode: 0o700 });
+    persist(connection.retainedLog, retainedLogPath(connection.host.privateDir, connection.server.name));
+  }
+
+  readonly commands: readonly CommandSpec[] = [
+    {
+      name: "logs",
+      surfaces: ["pi"],
+      summary: "Show retained server logs (stderr and MCP logging); sends nothing to servers",
+      usage: "logs [server]",
+      positionals: [{ name: "server", description: "Server name" }],
+      options: {},
+      async run(input, env) {
+        if (!env.runtime) throw new PiMcpError("failed", "this command needs a running Pi session");
+        const host = await env.runtime.host();
+        const wanted = input.positionals[0];
+        const names = host.status().map((status) => status.name).filter((name) => wanted === undefined || name === wanted);
+        if (wanted !== undefined && names.length === 0) throw new PiMcpError("not_found", `no server "${wanted}" in this session`);
+        const parts = names.map((name) => ({ name, text: host.connection(name)?.log.text() ?? "" }));
+        const combined = parts.map((part) => `== ${part.name} ==\n${part.text || "(nothing logged)"}`).join("\n");
+        const shown = newest(combined);
+        const output = safeText(shown.text, host.context.redact);
+        if (!shown.cut) return { exitCode: 0, output };
+        const files = parts.map((part) => retainedLogPath(host.context.privateDir, part.name)).join(", ");
+        return { exitCode: 0, output: `[older lines not shown; retained logs: ${files}]\n${output}` };
+      },
+    },
+  ];
+}
+
+/** The end of `text` within Pi's display limit. */
+function newest(text: string): { text: string; cut: boolean } {
+  let lines = text.split("\n");
+  let cut = false;
+  if (lines.length > SHOW_LINES) {
+    lines = lines.slice(-SHOW_LINES);
+    cut = true;
+  }
+  let out = lines.join("\n");
+  const bytes = Buffer.from(out, "utf8");
+  if (bytes.length > SHOW_BYTES) {
+    out = bytes.subarray(bytes.length - SHOW_BYTES).toString("utf8").replace(/^[^\n]*\n/, "");
+    cut = true;
+  }
+  return { text: out, cut };
+}

@@ -1,0 +1,203 @@
+import type { CommandSpec, CommandEnvironment } from "../../src/commands/types.ts";
+import { PiMcpError } from "../../src/kernel/errors.ts";
+import type { Kernel, KernelPlugin } from "../../src/kernel/kernel.ts";
+import type { FixedTool, ToolOutcome } from "../../src/kernel/services.ts";
+import type { HostContext, LiveConnection } from "../../src/kernel/types.ts";
+import { collectPages } from "../../src/runtime/paging.ts";
+import { finishOutcome, mapContent } from "../../src/runtime/tool-call.ts";
+import { stripTerminalControls } from "../../src/safety/text.ts";
+import { SUBSCRIPTION_ENTRY, desiredSubscriptions, subscriptionEntry } from "./subscriptions.ts";
+
+const ANY_RESULT = { "~standard": { version: 1 as const, vendor: "pi-mcp", validate: (value: unknown) => ({ value }) } };
+const UPDATE_NOTICE = "pi-mcp.resource-update";
+/** Repeated updates of one resource within this window make one notice. */
+const NOTICE_WINDOW_MS = 1_000;
+
+/** Per-host state, found from the kernel (commands run outside `apply`). */
+interface ResourcesState {
+  kernel: Kernel;
+  host?: HostContext;
+  readonly connections: Map<string, LiveConnection>;
+  /** server → URIs subscribed on the live connection. */
+  readonly active: Map<string, Set<string>>;
+  readonly noticed: Map<string, number>;
+}
+const states = new WeakMap<Kernel, ResourcesState>();
+
+function stateOf(kernel: Kernel): ResourcesState {
+  let state = states.get(kernel);
+  if (!state) states.set(kernel, (state = { kernel, connections: new Map(), active: new Map(), noticed: new Map() }));
+  return state;
+}
+
+/**
+ * Resources: three fixed Pi tools (active while a connected server offers
+ * resources), `/mcp subscribe` and `/mcp unsubscribe` with desired
+ * subscriptions kept in the session, and a notice for the next turn when a
+ * subscribed resource changes. The host never reads or injects a resource on
+ * its own.
+ */
+export class ResourcesPlugin implements KernelPlugin {
+  readonly name = "resources";
+
+  apply(kernel: Kernel): void {
+    const state = stateOf(kernel);
+    kernel.hooks.hostStart.tap(this.name, (host) => {
+      state.host = host;
+      for (const tool of fixedTools(state)) host.services.piTools?.define(tool);
+      host.services.session?.onBranchChange(() => void syncSubscriptions(state));
+    });
+    kernel.hooks.clientCreated.tap(this.name, (connection) => {
+      connection.client.setNotificationHandler("notifications/resources/updated", (notification) => {
+        if (connection.isCurrent()) queueUpdateNotice(state, connection.server.name, notification.params.uri);
+      });
+    });
+    kernel.hooks.serverConnected.tapPromise(this.name, async (connection) => {
+      if (!connection.client.getServerCapabilities()?.resources) return;
+      state.connections.set(connection.server.name, connection);
+      state.active.delete(connection.server.name);
+      updateToolActivity(state);
+      await syncSubscriptions(state);
+    });
+    kernel.hooks.serverDisconnected.tap(this.name, (connection) => {
+      state.connections.delete(connection.server.name);
+      state.active.delete(connection.server.name);
+      updateToolActivity(state);
+    });
+    kernel.hooks.statusLines.tap(this.name, (lines) => {
+      const subscriptions = [...state.active].flatMap(([server, uris]) => [...uris].map((uri) => `${server} ${uri}`)).sort();
+      return subscriptions.length === 0 ? lines : [...lines, "Active resource subscriptions:", ...subscriptions.map((line) => `  ${stripTerminalControls(line)}`)];
+    });
+  }
+
+  readonly commands: readonly CommandSpec[] = [subscriptionCommand("subscribe"), subscriptionCommand("unsubscribe")];
+}
+
+function updateToolActivity(state: ResourcesState): void {
+  const any = state.connections.size > 0;
+  for (const name of ["list_mcp_resources", "list_mcp_resource_templates", "read_mcp_resource"]) state.host?.services.piTools?.setActive(name, any);
+}
+
+function queueUpdateNotice(state: ResourcesState, server: string, uri: string): void {
+  const key = `${server}\u0000${uri}`;
+  const now = Date.now();
+  if (now - (state.noticed.get(key) ?? 0) < NOTICE_WINDOW_MS) return;
+  state.noticed.set(key, now);
+  state.host?.services.session?.queueMessage({
+    customType: UPDATE_NOTICE,
+    content: `[MCP resource update] Server "${server}" reports that resource ${uri} changed. It has not been read: use read_mcp_resource if you need its new content.`,
+    details: { version: 1, server, uri },
+  });
+}
+
+/** Brings live subscriptions in line with the desired ones on the active branch. */
+async function syncSubscriptions(state: ResourcesState): Promise<void> {
+  const desired = desiredSubscriptions(state.host?.services.session?.entries(SUBSCRIPTION_ENTRY) ?? []);
+  for (const [server, connection] of state.connections) {
+    if (!connection.client.getServerCapabilities()?.resources?.subscribe) continue;
+    const want = desired.get(server) ?? new Set<string>();
+    const have = state.active.get(server) ?? new Set<string>();
+    for (const uri of want) {
+      if (have.has(uri)) continue;
+      await connection.client.subscribeResource({ uri }).then(() => have.add(uri), (error) => connection.log(`[pi-mcp] subscribe ${uri} failed: ${error}\n`));
+    }
+    for (const uri of have) {
+      if (want.has(uri)) continue;
+      await connection.client.unsubscribeResource({ uri }).catch(() => undefined);
+      have.delete(uri);
+    }
+    state.active.set(server, have);
+  }
+}
+
+function subscriptionCommand(action: "subscribe" | "unsubscribe"): CommandSpec {
+  return {
+    name: action,
+    surfaces: ["pi"],
+    summary: action === "subscribe" ? "Subscribe to a resource; a change is noted for the next turn" : "Stop a resource subscription",
+    usage: `${action} <server> <uri>`,
+    positionals: [
+      { name: "server", description: "Server name", required: true },
+      { name: "uri", description: "Resource URI", required: true },
+    ],
+    options: {},
+    async run(input, env) {
+      const [server, uri] = input.positionals as [string, string];
+      const state = await hostState(env);
+      const session = state.host?.services.session;
+      if (!session) throw new PiMcpError("failed", "subscriptions need a Pi session");
+      const connection = state.connections.get(server);
+      if (action === "subscribe" && connection && !connection.client.getServerCapabilities()?.resources?.subscribe) {
+        throw new PiMcpError("failed", `server "${server}" does not support resource subscriptions`);
+      }
+      session.append(SUBSCRIPTION_ENTRY, subscriptionEntry(action, server, uri));
+      await syncSubscriptions(state);
+      const live = state.active.get(server)?.has(uri) === true;
+      const note = action === "subscribe" && !live ? " (it takes effect when the server connects)" : "";
+      return { exitCode: 0, output: `${action === "subscribe" ? "Subscribed to" : "Unsubscribed from"} ${uri} on "${server}"${note}` };
+    },
+  };
+}
+
+async function hostState(env: CommandEnvironment): Promise<ResourcesState> {
+  if (!env.runtime) throw new PiMcpError("failed", "this command needs a running Pi session");
+  return stateOf((await env.runtime.host()).kernelInstance);
+}
+
+function text(value: string, details: Record<string, unknown> = {}): ToolOutcome {
+  return { content: [{ type: "text", text: value }], details, isError: false };
+}
+
+/** The three fixed tools; each names its server in every line it returns. */
+function fixedTools(state: ResourcesState): FixedTool[] {
+  const serverArg = { type: "string", description: "MCP server name (omit for all servers)" };
+  const pick = (server: unknown): [string, LiveConnection][] => {
+    if (server === undefined) return [...state.connections].sort(([a], [b]) => a.localeCompare(b));
+    const connection = state.connections.get(String(server));
+    if (!connection) throw new PiMcpError("not_found", `no connected MCP server "${String(server)}" offers resources`);
+    return [[String(server), connection]];
+  };
+  const list = async (method: "resources/list" | "resources/templates/list", key: string, args: Record<string, unknown>) => {
+    const lines: string[] = [];
+    const found: Record<string, unknown[]> = {};
+    for (const [server, connection] of pick(args.server)) {
+      const items = await collectPages(`${server} ${method}`, async (cursor) => {
+        const page = (await connection.client.request({ method, params: cursor === undefined ? {} : { cursor } } as never, ANY_RESULT, { timeout: connection.host.config.requestTimeoutMs })) as Record<string, unknown>;
+        return { items: Array.isArray(page[key]) ? (page[key] as Record<string, unknown>[]) : [], nextCursor: page.nextCursor as string | undefined };
+      });
+      found[server] = items;
+      for (const item of items) lines.push(`${server}: ${String(item.uri ?? item.uriTemplate)}${item.name ? ` (${String(item.name)}${item.mimeType ? `, ${String(item.mimeType)}` : ""})` : ""}${item.description ? ` — ${String(item.description)}` : ""}`);
+    }
+    return text(lines.length > 0 ? lines.join("\n") : "No resources.", { [key]: found });
+  };
+  return [
+    {
+      name: "list_mcp_resources",
+      label: "MCP: list resources",
+      description: "List the resources that connected MCP servers offer (server: uri (name, type) — description).",
+      parameters: { type: "object", properties: { server: serverArg } },
+      execute: (args) => list("resources/list", "resources", args),
+    },
+    {
+      name: "list_mcp_resource_templates",
+      label: "MCP: list resource templates",
+      description: "List the URI templates of resources that connected MCP servers can read.",
+      parameters: { type: "object", properties: { server: serverArg } },
+      execute: (args) => list("resources/templates/list", "resourceTemplates", args),
+    },
+    {
+      name: "read_mcp_resource",
+      label: "MCP: read resource",
+      description: "Read one resource from an MCP server by its URI.",
+      parameters: { type: "object", properties: { server: { type: "string", description: "MCP server name" }, uri: { type: "string", description: "Resource URI" } }, required: ["server", "uri"] },
+      async execute(args, options) {
+        const [[server, connection]] = pick(args.server) as [[string, LiveConnection]];
+        const uri = String(args.uri);
+        const result = await connection.client.readResource({ uri }, { timeout: connection.host.config.requestTimeoutMs, ...(options.signal && { signal: options.signal }) });
+        const origin = { kernel: state.kernel, host: connection.host, server, operation: uri };
+        const content = result.contents.map((resource) => ({ type: "resource", resource }));
+        return finishOutcome(origin, await mapContent(origin, { content }, { server, uri }));
+      },
+    },
+  ];
+}

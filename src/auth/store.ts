@@ -1,0 +1,229 @@
+/**
+ * The OAuth credential store: `<agentDir>/mcp-auth.json`, mode 0600 in a
+ * folder no wider than 0700.
+ *
+ * One entry per server name, bound to the server URL and the client identity
+ * (configured client id, or dynamic registration, and the redirect URI). An
+ * entry is never used for another URL or client: `entry()` answers only when the
+ * binding matches.
+ *
+ * Every change runs under proper-lockfile (`mcp-auth.json.lock`), re-reads the
+ * file, and replaces it atomically (temporary file, flush, rename). A file that
+ * is not a valid store is never overwritten by ordinary operations: they fail
+ * with a message naming `logout --all --force`, the explicit reset. Nothing
+ * here puts a stored value into an error message.
+ */
+import { chmod, mkdir, readFile, rm, stat } from "node:fs/promises";
+import { dirname, join } from "node:path";
+import lockfile from "proper-lockfile";
+import type { OAuthClientInformationMixed, OAuthTokens } from "@modelcontextprotocol/client";
+import { writeAtomically } from "../config/files.ts";
+import { CredentialStoreError } from "./errors.ts";
+
+export const AUTH_FILE_NAME = "mcp-auth.json";
+const STORE_VERSION = 1;
+/** A pending authorization flow can be completed this long after it started. */
+export const PENDING_FLOW_TTL_MS = 30 * 60_000;
+
+/** What an entry is bound to. */
+export interface Binding {
+  readonly url: string;
+  /** `configured:<client id>` or `dynamic`, plus the redirect URI: `<client>|<redirect uri>`. */
+  readonly client: string;
+}
+
+/** Discovery results kept with a flow and with the tokens (the SDK's OAuthDiscoveryState, JSON-safe). */
+export interface StoredDiscovery {
+  readonly authorizationServerUrl: string;
+  readonly resourceMetadataUrl?: string;
+  readonly resourceMetadata?: Record<string, unknown>;
+  readonly authorizationServerMetadata?: Record<string, unknown>;
+}
+
+export type StoredClient = OAuthClientInformationMixed & { issuer?: string };
+
+export interface StoredTokens {
+  readonly tokens: OAuthTokens & { issuer?: string };
+  /** Epoch ms when the access token expires, when the authorization server said (`expires_in`). */
+  readonly expiresAt?: number;
+  /** Epoch ms when they were obtained. */
+  readonly obtainedAt: number;
+}
+
+/** An authorization flow started by `auth` and not completed yet: what the callback leg needs. */
+export interface PendingFlow {
+  readonly state: string;
+  readonly codeVerifier: string;
+  readonly redirectUri: string;
+  readonly issuer: string;
+  readonly discovery: StoredDiscovery;
+  readonly scope?: string;
+  readonly startedAt: number;
+}
+
+export interface StoredEntry extends Binding {
+  /** Client information obtained by registration or a metadata document (never a configured client's secret). */
+  clientInformation?: StoredClient;
+  tokens?: StoredTokens;
+  /** Discovery state the tokens were obtained with (token endpoint for refreshes). */
+  discovery?: StoredDiscovery;
+  /** The RFC 8707 resource the tokens are for. */
+  resource?: string;
+  pending?: PendingFlow;
+  /** Scope a running connection was refused (step-up, or authorization it could not start): the next `auth` asks for it. */
+  scopeHint?: string;
+}
+
+interface StoreFile {
+  version: number;
+  servers: Record<string, StoredEntry>;
+}
+
+const LOCK_RETRIES = { retries: 60, factor: 1.2, minTimeout: 20, maxTimeout: 250 };
+const STALE_LOCK_MS = 10_000;
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+export function bindingMatches(entry: StoredEntry | undefined, binding: Binding): entry is StoredEntry {
+  return entry !== undefined && entry.url === binding.url && entry.client === binding.client;
+}
+
+export class CredentialStore {
+  readonly path: string;
+  constructor(readonly agentDir: string) {
+    this.path = join(agentDir, AUTH_FILE_NAME);
+  }
+
+  private malformed(problem: string): CredentialStoreError {
+    return new CredentialStoreError(
+      `${this.path} ${problem}, so stored MCP credentials cannot be used and the file is left untouched; ` +
+        `run \`pi-mcp logout --all --force\` (or /mcp logout --all --force) to reset it`,
+    );
+  }
+
+  /** The parsed store; an absent file is an empty store. Throws CredentialStoreError for anything else unusable. */
+  async read(): Promise<StoreFile> {
+    let text: string;
+    try {
+      text = await readFile(this.path, "utf8");
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code;
+      if (code === "ENOENT") return { version: STORE_VERSION, servers: {} };
+      throw this.malformed(`cannot be read (${code ?? "error"})`);
+    }
+    let data: unknown;
+    try {
+      data = JSON.parse(text);
+    } catch {
+      // The parser's message could quote stored bytes: say only what is wrong.
+      throw this.malformed("is not valid JSON");
+    }
+    if (!isRecord(data) || data.version !== STORE_VERSION || !isRecord(data.servers)) throw this.malformed("is not a pi-mcp credential store");
+    for (const entry of Object.values(data.servers)) {
+      if (!isRecord(entry) || typeof entry.url !== "string" || typeof entry.client !== "string") throw this.malformed("has a malformed entry");
+    }
+    return data as unknown as StoreFile;
+  }
+
+  /** Creates the folder (0700) or narrows an existing one to 0700. */
+  private async prepareFolder(): Promise<void> {
+    const folder = dirname(this.path);
+    await mkdir(folder, { recursive: true, mode: 0o700 });
+    const mode = (await stat(folder)).mode & 0o777;
+    if ((mode & 0o077) !== 0) await chmod(folder, mode & 0o700);
+  }
+
+  /** Runs `work` holding the store's lock (cross-process); the lock is released whatever happens. */
+  async withLock<T>(work: () => Promise<T>): Promise<T> {
+    await this.prepareFolder();
+    let release: () => Promise<void>;
+    try {
+      release = await lockfile.lock(this.path, { realpath: false, retries: LOCK_RETRIES, stale: STALE_LOCK_MS, onCompromised: () => undefined });
+    } catch {
+      throw new CredentialStoreError(`${this.path} is locked by another process; nothing was changed`);
+    }
+    try {
+      return await work();
+    } finally {
+      await release().catch(() => undefined);
+    }
+  }
+
+  /**
+   * Re-reads the store under its lock, lets `change` edit it, and writes it back
+   * (0600, atomically) when `change` returns true. A malformed store is never written.
+   */
+  async update<T>(change: (servers: Record<string, StoredEntry>) => { result: T; changed: boolean }): Promise<T> {
+    return this.withLock(async () => {
+      const file = await this.read();
+      const { result, changed } = change(file.servers);
+      if (changed) await this.write(file);
+      return result;
+    });
+  }
+
+  /** Writes the whole store; only call while holding the lock. */
+  async write(file: StoreFile): Promise<void> {
+    await writeAtomically(this.path, `${JSON.stringify({ version: STORE_VERSION, servers: file.servers }, null, 2)}\n`, 0o600);
+    // A file that existed with wider bits keeps 0600 (writeAtomically creates the replacement with the given mode).
+    await chmod(this.path, 0o600);
+  }
+
+  /** The entry for `server`, only when it is bound to the same URL and client. */
+  async entry(server: string, binding: Binding): Promise<StoredEntry | undefined> {
+    const entry = (await this.read()).servers[server];
+    return bindingMatches(entry, binding) ? entry : undefined;
+  }
+
+  /**
+   * Changes the entry of `server` for `binding` (a fresh one when the stored entry
+   * is bound to something else, which it replaces). `change` returns false to write nothing.
+   */
+  async updateEntry(server: string, binding: Binding, change: (entry: StoredEntry) => boolean | void): Promise<StoredEntry> {
+    return this.update((servers) => {
+      const current = servers[server];
+      const entry: StoredEntry = bindingMatches(current, binding) ? current : { url: binding.url, client: binding.client };
+      const changed = change(entry) !== false;
+      if (changed) servers[server] = entry;
+      return { result: entry, changed };
+    });
+  }
+
+  /** Whether credentials (tokens or a registered client) are stored for `server`; a malformed store counts as none. */
+  async has(server: string): Promise<boolean> {
+    try {
+      const entry = (await this.read()).servers[server];
+      return entry !== undefined && (entry.tokens !== undefined || entry.clientInformation !== undefined);
+    } catch {
+      return false;
+    }
+  }
+
+  /** Removes everything stored for `server`; true when there was something. */
+  async remove(server: string): Promise<boolean> {
+    return this.update((servers) => {
+      if (!Object.hasOwn(servers, server)) return { result: false, changed: false };
+      delete servers[server];
+      return { result: true, changed: true };
+    });
+  }
+
+  /** `logout --all --force`: deletes the store whatever it contains (the one operation that may discard a malformed file). */
+  async reset(): Promise<boolean> {
+    return this.withLock(async () => {
+      const existed = await stat(this.path).then(
+        () => true,
+        () => false,
+      );
+      await rm(this.path, { force: true });
+      return existed;
+    });
+  }
+}
+
+/** The binding of a remote definition: its URL and its client identity. */
+export function bindingFor(url: string, clientId: string | undefined, redirectUri: string): Binding {
+  return { url, client: `${clientId === undefined ? "dynamic" : `configured:${clientId}`}|${redirectUri}` };
+}

@@ -1,0 +1,110 @@
+import { globalSettingsPath, projectSettingsPath } from "../config/paths.ts";
+import { isRecord } from "../config/schema.ts";
+import { runImport } from "../import/run.ts";
+import { HOSTS } from "../import/sources.ts";
+import type { ImportDocument } from "../import/types.ts";
+import { stripTerminalControls, terminalSafeJson } from "../safety/text.ts";
+import { usage } from "./parse.ts";
+import type { CommandEnvironment, CommandSpec } from "./types.ts";
+
+const USAGE = "import [--from pi|claude|cursor|vscode|FILE] [-l] [--dry-run] [--json] [--replace]";
+
+export const importCommand: CommandSpec = {
+  name: "import",
+  surfaces: ["cli", "pi"],
+  summary: "Import server definitions from Pi's built-in MCP (mcp.json), Claude Code, Cursor, VS Code or an mcpServers file",
+  usage: USAGE,
+  positionals: [],
+  options: {
+    from: { type: "string", description: "Where to read: pi (default), claude, cursor, vscode, or a file path", valueHint: "pi|claude|cursor|vscode|FILE" },
+    local: { type: "boolean", short: "l", description: "Write every definition to the project's settings (needs saved trust)" },
+    "dry-run": { type: "boolean", description: "Write nothing; show exactly what would be written" },
+    replace: { type: "boolean", description: "Overwrite definitions of the same name instead of reporting them" },
+    json: { type: "boolean", description: "Print one JSON document", only: "cli" },
+  },
+  async run(input, env) {
+    const from = input.options.from ?? "pi";
+    if (typeof from !== "string" || from.trim() === "") throw usage(importCommand, `--from takes ${HOSTS.join(", ")} or a file path`);
+    const document = await runImport(
+      { from, local: input.options.local === true, dryRun: input.options["dry-run"] === true, replace: input.options.replace === true },
+      env,
+    );
+    return { exitCode: 0, output: formatImport(document, env), ...(input.options.json ? { json: document } : {}) };
+  },
+};
+
+/** Fields whose literal values are credentials as often as not: the text output does not echo them (--json does). */
+const MASKED = "‹literal value, see --json›";
+
+function formatImport(document: ImportDocument, env: CommandEnvironment): string {
+  const safe = stripTerminalControls;
+  const files = { global: globalSettingsPath(env.agentDir), project: projectSettingsPath(env.cwd) };
+  const lines: string[] = [];
+  for (const source of document.sources) {
+    const status = source.status === "read" ? "read" : source.status === "missing" ? "not found" : "not read: the project is not trusted";
+    lines.push(`${safe(source.file)} (${source.scope}): ${status}`);
+  }
+  const total = document.imported.length + document.skipped.length + document.conflicts.length;
+  if (total === 0) {
+    lines.push("No server definitions found.");
+    return lines.join("\n");
+  }
+  let masked = false;
+  if (document.imported.length > 0) {
+    lines.push("", document.dryRun ? "Would import (dry run: nothing was written):" : "Imported:");
+    for (const scope of ["global", "project"] as const) {
+      const batch = document.imported.filter((server) => server.scope === scope);
+      if (batch.length === 0) continue;
+      lines.push(`  into ${files[scope]} (mcp.servers):`);
+      for (const server of batch) {
+        const shown = maskLiterals(server.definition);
+        masked ||= shown.masked;
+        lines.push(`    "${safe(server.name)}": ${indent(terminalSafeJson(shown.value, 2), "    ")}`);
+        lines.push(`      from ${safe(server.source)}`);
+        for (const note of server.notes) lines.push(`      note: ${safe(note)}`);
+      }
+    }
+    if (masked) lines.push(`  (${MASKED} marks a value in environment, headers or auth that is written exactly as the source has it)`);
+  } else if (document.dryRun) {
+    lines.push("", "Dry run: nothing would be written.");
+  }
+  if (document.skipped.length > 0) {
+    lines.push("", "Skipped (not imported):");
+    for (const server of document.skipped) {
+      lines.push(`  "${safe(server.name)}" from ${safe(server.source)}`);
+      for (const reason of server.reasons) lines.push(`    ${safe(reason)}`);
+    }
+  }
+  if (document.conflicts.length > 0) {
+    lines.push("", "Conflicts (already defined differently; not overwritten, use --replace):");
+    for (const server of document.conflicts) lines.push(`  "${safe(server.name)}" in ${server.scope} settings (${files[server.scope]}), from ${safe(server.source)}`);
+  }
+  return lines.join("\n");
+}
+
+function indent(text: string, prefix: string): string {
+  return text.split("\n").join(`\n${prefix}`);
+}
+
+/** A literal (no `${NAME}`) value in environment, headers, auth.token or auth.clientSecret is shown as a marker. */
+function maskLiterals(definition: Record<string, unknown>): { value: Record<string, unknown>; masked: boolean } {
+  let masked = false;
+  const hide = (value: unknown) => {
+    if (typeof value === "string" && !/\$\{[A-Za-z_][A-Za-z0-9_]*\}/.test(value) && value !== "") {
+      masked = true;
+      return MASKED;
+    }
+    return value;
+  };
+  const value: Record<string, unknown> = { ...definition };
+  for (const field of ["environment", "headers"]) {
+    const map = value[field];
+    if (isRecord(map)) value[field] = Object.fromEntries(Object.entries(map).map(([key, item]) => [key, hide(item)]));
+  }
+  if (isRecord(value.auth)) {
+    const auth = { ...value.auth };
+    for (const field of ["token", "clientSecret"]) if (auth[field] !== undefined) auth[field] = hide(auth[field]);
+    value.auth = auth;
+  }
+  return { value, masked };
+}

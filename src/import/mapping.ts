@@ -1,0 +1,227 @@
+import { checkRules } from "../config/resolve.ts";
+import { SERVER_NAME, checkShape, formatPath, isRecord, type RawServer } from "../config/schema.ts";
+import type { Mapped } from "./types.ts";
+import { convertTemplate, references, type Converted, type VariableDialect } from "./values.ts";
+
+export type Convert = (text: string) => Converted;
+
+const describe = (value: unknown): string => (value === null ? "null" : Array.isArray(value) ? "an array" : `a ${typeof value}`);
+
+/**
+ * Collects one pi-mcp definition field by field. Every problem is kept (a
+ * server is skipped with all of its reasons at once); reasons and notes carry
+ * field paths of the source, never values.
+ */
+export class DefinitionBuilder {
+  readonly reasons: string[] = [];
+  readonly notes: string[] = [];
+  readonly definition: Record<string, unknown> = {};
+
+  fail(path: string, reason: string): void {
+    this.reasons.push(`${path}: ${reason}`);
+  }
+
+  note(path: string, note: string): void {
+    this.notes.push(`${path}: ${note}`);
+  }
+
+  string(path: string, value: unknown, convert: Convert): string | undefined {
+    if (typeof value !== "string") {
+      this.fail(path, `must be a string (is ${describe(value)})`);
+      return undefined;
+    }
+    const converted = convert(value);
+    if (!converted.ok) {
+      this.fail(path, converted.reason);
+      return undefined;
+    }
+    return converted.value;
+  }
+
+  strings(path: string, value: unknown, convert: Convert): string[] | undefined {
+    if (!Array.isArray(value)) {
+      this.fail(path, `must be an array of strings (is ${describe(value)})`);
+      return undefined;
+    }
+    const out: string[] = [];
+    value.forEach((item, index) => {
+      const converted = this.string(`${path}[${index}]`, item, convert);
+      if (converted !== undefined) out.push(converted);
+    });
+    return out.length === value.length ? out : undefined;
+  }
+
+  stringMap(path: string, value: unknown, convert: Convert): Record<string, string> | undefined {
+    if (!isRecord(value)) {
+      this.fail(path, `must be an object of strings (is ${describe(value)})`);
+      return undefined;
+    }
+    const out: Record<string, string> = {};
+    let complete = true;
+    for (const [key, item] of Object.entries(value)) {
+      const converted = this.string(fieldPath(path, key), item, convert);
+      if (converted === undefined) complete = false;
+      else out[key] = converted;
+    }
+    return complete ? out : undefined;
+  }
+
+  boolean(path: string, value: unknown): boolean | undefined {
+    if (typeof value === "boolean") return value;
+    this.fail(path, `must be true or false (is ${describe(value)})`);
+    return undefined;
+  }
+
+  /** The definition, checked exactly as `add` checks what it writes; or every reason it cannot be. */
+  result(name: string): Mapped {
+    if (!SERVER_NAME.test(name)) {
+      this.reasons.unshift("name: pi-mcp server names are 1-64 letters, digits, '_', '.' or '-', starting with a letter or digit");
+    }
+    if (this.reasons.length > 0) return { ok: false, reasons: this.reasons };
+    const problems = validate(name, this.definition);
+    if (problems.length > 0) return { ok: false, reasons: problems.map((problem) => `pi-mcp would reject the result: ${problem}`) };
+    return { ok: true, definition: this.definition, notes: this.notes };
+  }
+}
+
+/** The problems `add` would report for this definition (unexpanded, as written). */
+export function validate(name: string, definition: Record<string, unknown>): string[] {
+  const prefix = formatPath(["mcp", "servers", name]);
+  const strip = (path: string) => (path.startsWith(prefix) ? path.slice(prefix.length).replace(/^\./, "") || "definition" : path);
+  const shape = checkShape({ servers: { [name]: definition } }, "import").filter((issue) => !issue.message.startsWith("server name must be"));
+  const problems = shape.length > 0 ? shape : checkRules(definition as RawServer, prefix, false);
+  return problems.map((problem) => `${strip(problem.path)}: ${problem.message}`);
+}
+
+/** `env` + `A B` → `env["A B"]`, terminal-safe. */
+export function fieldPath(base: string, key: string): string {
+  const tail = formatPath([key]);
+  return tail.startsWith("[") ? `${base}${tail}` : `${base}.${tail}`;
+}
+
+/** The `${NAME}` references in every string of a definition. */
+export function referencedNames(value: unknown, into: Set<string> = new Set()): Set<string> {
+  if (typeof value === "string") for (const name of references(value)) into.add(name);
+  else if (Array.isArray(value)) for (const item of value) referencedNames(item, into);
+  else if (isRecord(value)) for (const item of Object.values(value)) referencedNames(item, into);
+  return into;
+}
+
+/** Key order does not matter when comparing definitions. */
+export function sameDefinition(a: unknown, b: unknown): boolean {
+  return canonical(a) === canonical(b);
+}
+
+function canonical(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonical).join(",")}]`;
+  if (isRecord(value)) {
+    return `{${Object.keys(value).sort().map((key) => `${JSON.stringify(key)}:${canonical(value[key])}`).join(",")}}`;
+  }
+  return JSON.stringify(value) ?? "undefined";
+}
+
+/**
+ * The `mcpServers` (and VS Code `servers`) shape most hosts share. A host
+ * profile names its transports, its variable dialect, and what its own fields
+ * mean; a field the profile does not know skips the server, since pi-mcp
+ * cannot tell whether it changes how the server runs.
+ */
+export interface HostProfile {
+  readonly host: string;
+  readonly variables: VariableDialect;
+  /** `type` values and the transport each one means. */
+  readonly types: Readonly<Record<string, "stdio" | "http" | "sse">>;
+  /** Host-specific fields: returns false for a field it does not know. */
+  field(key: string, value: unknown, builder: DefinitionBuilder, context: { readonly kind: "stdio" | "http" | "sse"; readonly raw: Record<string, unknown> }): boolean;
+}
+
+export function mapCommon(name: string, raw: unknown, profile: HostProfile): Mapped {
+  const builder = new DefinitionBuilder();
+  if (!isRecord(raw)) {
+    builder.fail("definition", `must be an object (is ${describe(raw)})`);
+    return builder.result(name);
+  }
+  const convert: Convert = (text) => convertTemplate(text, profile.variables);
+  const kind = transportOf(raw, profile, builder);
+  if (kind === undefined) return builder.result(name);
+  const out = builder.definition;
+  for (const [key, value] of Object.entries(raw)) {
+    const path = fieldPath("", key).replace(/^\./, "");
+    switch (key) {
+      case "type":
+        break;
+      case "command": {
+        const command = builder.string(path, value, convert);
+        if (command !== undefined) out.command = command;
+        break;
+      }
+      case "args": {
+        const args = builder.strings(path, value, convert);
+        if (args !== undefined && args.length > 0) out.args = args;
+        break;
+      }
+      case "env": {
+        const environment = builder.stringMap(path, value, convert);
+        if (environment !== undefined && Object.keys(environment).length > 0) out.environment = environment;
+        break;
+      }
+      case "cwd": {
+        const cwd = builder.string(path, value, convert);
+        if (cwd !== undefined) out.cwd = cwd;
+        break;
+      }
+      case "url": {
+        const url = builder.string(path, value, convert);
+        if (url !== undefined) out.url = url;
+        break;
+      }
+      case "headers": {
+        const headers = builder.stringMap(path, value, convert);
+        if (headers !== undefined && Object.keys(headers).length > 0) out.headers = headers;
+        break;
+      }
+      default:
+        if (!profile.field(key, value, builder, { kind, raw })) {
+          builder.fail(path, `a field pi-mcp does not know from ${profile.host}; it cannot tell what it changes`);
+        }
+    }
+  }
+  if (kind === "sse") out.transport = "sse";
+  return builder.result(name);
+}
+
+function transportOf(raw: Record<string, unknown>, profile: HostProfile, builder: DefinitionBuilder): "stdio" | "http" | "sse" | undefined {
+  const hasCommand = raw.command !== undefined;
+  const hasUrl = raw.url !== undefined;
+  if (raw.type !== undefined) {
+    const kind = typeof raw.type === "string" && Object.hasOwn(profile.types, raw.type) ? profile.types[raw.type] : undefined;
+    if (kind === undefined) {
+      const known = Object.keys(profile.types).map((type) => `"${type}"`).join(", ");
+      builder.fail("type", `not a transport pi-mcp has (${profile.host}'s transports pi-mcp can run: ${known})`);
+      return undefined;
+    }
+    if (kind === "stdio" && !hasCommand) builder.fail("command", "a stdio server needs a command");
+    if (kind !== "stdio" && !hasUrl) builder.fail("url", "a remote server needs a url");
+    if (kind === "stdio" && hasUrl) builder.fail("url", "not meaningful on a stdio server");
+    if (kind !== "stdio" && hasCommand) builder.fail("command", "not meaningful on a remote server");
+    return builder.reasons.length > 0 ? undefined : kind;
+  }
+  if (hasCommand && hasUrl) {
+    builder.fail("definition", "has both command and url");
+    return undefined;
+  }
+  if (!hasCommand && !hasUrl) {
+    builder.fail("definition", "has neither command (local) nor url (remote)");
+    return undefined;
+  }
+  return hasCommand ? "stdio" : "http";
+}
+
+/** Space-separated (OAuth's own form) or an array of scopes. */
+export function scopesOf(path: string, value: unknown, builder: DefinitionBuilder, convert: Convert): string[] | undefined {
+  if (typeof value === "string") {
+    const text = builder.string(path, value, convert);
+    return text === undefined ? undefined : text.split(/\s+/).filter(Boolean);
+  }
+  return builder.strings(path, value, convert);
+}

@@ -1,0 +1,98 @@
+import { isRecord } from "../config/schema.ts";
+import { DefinitionBuilder, fieldPath, mapCommon, type HostProfile } from "./mapping.ts";
+import type { Mapped } from "./types.ts";
+import { convertTemplate, type VariableDialect } from "./values.ts";
+
+/*
+ * VS Code's `mcp.json` (a workspace's `.vscode/mcp.json` or the user
+ * profile's; older user settings keep the same shape under `mcp`). Servers
+ * are under `servers`, prompts for secrets under `inputs`. VS Code fills in
+ * `${env:NAME}` from the environment, asks for `${input:ID}`, and fills in its
+ * predefined variables (`${workspaceFolder}`, `${userHome}`, …) itself.
+ */
+
+const VARIABLES: VariableDialect = {
+  host: "VS Code",
+  envPrefix: true,
+  hostVariables: new Set([
+    "userHome",
+    "workspaceFolder",
+    "workspaceFolderBasename",
+    "workspaceRoot",
+    "cwd",
+    "pathSeparator",
+    "execPath",
+    "file",
+    "fileBasename",
+    "fileBasenameNoExtension",
+    "fileDirname",
+    "fileDirnameBasename",
+    "fileExtname",
+    "fileWorkspaceFolder",
+    "relativeFile",
+    "relativeFileDirname",
+    "lineNumber",
+    "columnNumber",
+    "selectedText",
+    "defaultBuildTask",
+  ]),
+  defaults: false,
+};
+
+export const VSCODE: HostProfile = {
+  host: "VS Code",
+  variables: VARIABLES,
+  types: { stdio: "stdio", http: "http", sse: "sse" },
+  field(key, value, builder, { kind, raw }) {
+    switch (key) {
+      case "envFile":
+        builder.fail("envFile", "loads variables from a file; pi-mcp cannot read env files (list them under env)");
+        return true;
+      case "sandboxEnabled":
+        if (value === true) builder.fail("sandboxEnabled", "VS Code runs this server in a sandbox that limits its files and network; pi-mcp cannot sandbox a server");
+        else if (value !== false) builder.fail("sandboxEnabled", "must be true or false");
+        return true;
+      case "sandbox":
+        if (raw.sandboxEnabled !== true) builder.note("sandbox", "not imported: it applies only with sandboxEnabled");
+        return true;
+      case "dev":
+        builder.note("dev", "not imported: VS Code's development mode (watch and debug)");
+        return true;
+      case "gallery":
+      case "version":
+        builder.note(key, "not imported: gallery metadata");
+        return true;
+      case "oauth":
+        if (kind === "stdio") builder.fail("oauth", "not meaningful on a stdio server");
+        else mapOAuth(value, builder);
+        return true;
+      default:
+        return false;
+    }
+  },
+};
+
+export function mapVscode(name: string, raw: unknown): Mapped {
+  return mapCommon(name, raw, VSCODE);
+}
+
+function mapOAuth(value: unknown, builder: DefinitionBuilder): void {
+  if (!isRecord(value)) {
+    builder.fail("oauth", "must be an object");
+    return;
+  }
+  const auth: Record<string, unknown> = { type: "oauth" };
+  for (const [key, item] of Object.entries(value)) {
+    const path = fieldPath("oauth", key);
+    if (key === "clientId") {
+      const clientId = builder.string(path, item, (text) => convertTemplate(text, VARIABLES));
+      if (clientId !== undefined) auth.clientId = clientId;
+    } else {
+      builder.fail(path, "a field pi-mcp does not know from VS Code; it cannot tell what it changes");
+    }
+  }
+  if (auth.clientId !== undefined) {
+    builder.note("oauth", "the registered client must accept pi-mcp's redirect URI (http://127.0.0.1:19876/mcp/oauth/callback unless auth.redirectUri says otherwise)");
+  }
+  if (Object.keys(auth).length > 1) builder.definition.auth = auth;
+}

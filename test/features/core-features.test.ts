@@ -1,0 +1,164 @@
+// Resources, roots, logging and instructions through OUR host against server-everything.
+import { readFile, stat } from "node:fs/promises";
+import { afterEach, describe, expect, it } from "vitest";
+import { runCommandLine } from "../../src/commands/index.ts";
+import type { CommandEnvironment } from "../../src/commands/types.ts";
+import { createKernel } from "../../src/composition.ts";
+import { retainedLogPath } from "../../plugins/logging/index.ts";
+import { everythingStdio, fixtureServer, startHost, stopAllHosts, textOf, until, type TestHost } from "../helpers/host.ts";
+import { fakeServices } from "../helpers/services.ts";
+
+afterEach(stopAllHosts);
+
+/** A `/mcp` environment whose runtime is the test host. */
+function piEnvironment(h: TestHost): CommandEnvironment {
+  return {
+    surface: "pi",
+    agentDir: "/nonexistent",
+    cwd: process.cwd(),
+    env: process.env,
+    projectTrusted: false,
+    savedTrust: null,
+    credentials: { has: async () => false, remove: async () => false },
+    createKernel: async () => createKernel(),
+    loadConfig: async () => h.config,
+    runtime: {
+      status: async () => ({ config: h.config, servers: h.host.status(), extra: h.host.statusLines() }),
+      reconnect: (name) => h.host.reconnect(name),
+      settled: (ms) => h.host.settled(ms),
+      host: async () => h.host,
+      settingsChanged: async () => {},
+    },
+  };
+}
+const commands = (h: TestHost) => [...h.host.kernelInstance.commands];
+
+describe("resources", () => {
+  it("offers the three fixed tools only while a connected server supports resources", async () => {
+    const services = fakeServices();
+    const h = await startHost({ everything: everythingStdio() }, { services });
+    expect([...services.piTools.tools.keys()].sort()).toEqual(["list_mcp_resource_templates", "list_mcp_resources", "read_mcp_resource"]);
+    await until(() => services.piTools.active.size === 3, 10_000);
+    await h.host.reconnect("everything").catch(() => undefined);
+    await h.host.connection("everything")!.close();
+    expect(services.piTools.active.size).toBe(0);
+  });
+
+  it("lists resources and templates with their server, and reads one through the result mappers", async () => {
+    const services = fakeServices();
+    const h = await startHost({ everything: everythingStdio() }, { services });
+    await until(() => services.piTools.active.size === 3, 10_000);
+    const listed = textOf(await services.piTools.tools.get("list_mcp_resources")!.execute({}, {}));
+    expect(listed.split("\n").length).toBeGreaterThanOrEqual(7);
+    expect(listed).toMatch(/^everything: \S+/);
+    const templates = textOf(await services.piTools.tools.get("list_mcp_resource_templates")!.execute({ server: "everything" }, {}));
+    expect(templates).toContain("{");
+    const uri = /^everything: (\S+)/m.exec(listed)![1]!;
+    const read = await services.piTools.tools.get("read_mcp_resource")!.execute({ server: "everything", uri }, {});
+    expect(textOf(read)).toContain(uri);
+    expect(textOf(read)).toContain("from everything");
+    await expect(services.piTools.tools.get("read_mcp_resource")!.execute({ server: "nope", uri }, {})).rejects.toThrow(/no connected MCP server "nope"/);
+  });
+
+  it("subscribes through /mcp subscribe, persists the wish, and queues a notice when the resource changes", async () => {
+    const services = fakeServices();
+    const h = await startHost({ everything: everythingStdio() }, { services });
+    await until(() => services.piTools.active.size === 3, 10_000);
+    const env = piEnvironment(h);
+    const uri = "demo://resource/static/document/architecture.md";
+    const result = await runCommandLine(commands(h), ["subscribe", "everything", uri], env);
+    expect(result).toMatchObject({ exitCode: 0 });
+    expect(services.session.log).toEqual([{ customType: "pi-mcp.subscription", data: { version: 1, action: "subscribe", server: "everything", uri } }]);
+    const status = await runCommandLine([...commands(h), ...(await import("../../src/commands/runtime.ts")).RUNTIME_COMMANDS], ["status"], env);
+    expect(status.output).toContain(`Active resource subscriptions:\n  everything ${uri}`);
+    await h.call("mcp__everything__toggle-subscriber-updates", {});
+    await until(() => services.session.messages.length > 0, 15_000);
+    const notice = services.session.messages[0]!;
+    expect(notice.customType).toBe("pi-mcp.resource-update");
+    expect(notice.content).toContain(`Server "everything" reports that resource ${uri} changed`);
+    expect(notice.content).toContain("has not been read");
+  }, 30_000);
+
+  it("replays subscriptions from the active branch only", async () => {
+    const services = fakeServices();
+    const h = await startHost({ everything: everythingStdio() }, { services });
+    await until(() => services.piTools.active.size === 3, 10_000);
+    const env = piEnvironment(h);
+    const uri = "demo://resource/static/document/architecture.md";
+    await runCommandLine(commands(h), ["subscribe", "everything", uri], env);
+    const statusLines = () => h.host.statusLines().join("\n");
+    expect(statusLines()).toContain(uri);
+    services.session.switchBranch([]); // a branch without the subscription
+    await until(() => !statusLines().includes(uri), 5_000);
+    services.session.switchBranch([{ customType: "pi-mcp.subscription", data: { version: 1, action: "subscribe", server: "everything", uri } }]);
+    await until(() => statusLines().includes(uri), 5_000);
+  });
+});
+
+describe("roots", () => {
+  it("answers roots/list with Pi's working directory as a file:// root", async () => {
+    const h = await startHost({ everything: everythingStdio() });
+    await h.waitForTools(14, { server: "everything" });
+    const roots = textOf(await h.call("mcp__everything__get-roots-list", {}));
+    expect(roots).toContain(`file://${process.cwd()}`);
+  });
+
+  it("a kernel without the roots feature declares no roots capability (the server offers no get-roots-list)", async () => {
+    const h = await startHost({ everything: everythingStdio() }, { kernel: createKernel({ disable: ["roots"] }) });
+    await h.waitForTools(13, { server: "everything" });
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect([...h.sink.active]).not.toContain("mcp__everything__get-roots-list");
+  });
+});
+
+describe("logging", () => {
+  const LEVEL = /\[(debug|info|notice|warning|error|critical|alert|emergency)\]/;
+  it("keeps MCP log messages in the retained log, shows them with /mcp logs, and writes the private log file", async () => {
+    const h = await startHost({ everything: everythingStdio() });
+    await h.waitForTools(13, { server: "everything" });
+    await h.call("mcp__everything__toggle-simulated-logging", {});
+    await until(() => LEVEL.test(h.host.connection("everything")!.log.text()), 15_000);
+    const shown = await runCommandLine(commands(h), ["logs", "everything"], piEnvironment(h));
+    expect(shown.exitCode).toBe(0);
+    expect(shown.output).toContain("== everything ==");
+    expect(shown.output).toMatch(LEVEL);
+    const file = retainedLogPath(h.privateDir, "everything");
+    await new Promise((resolve) => setTimeout(resolve, 200)); // writes are folded for 50 ms
+    expect((await stat(file)).mode & 0o777).toBe(0o600);
+    expect(await readFile(file, "utf8")).toMatch(LEVEL);
+  }, 30_000);
+
+  it("never sends logging/setLevel on its own", async () => {
+    const h = await startHost({ everything: everythingStdio() });
+    await h.waitForTools(13, { server: "everything" });
+    // server-everything logs every request it receives to stderr; a setLevel would be among them.
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(h.host.connection("everything")!.log.text()).not.toContain("logging/setLevel");
+  });
+});
+
+describe("instructions", () => {
+  it("appends one attributed section per server with instructions, in name order, and nothing for others", async () => {
+    const h = await startHost({
+      zeta: fixtureServer("basic", { FIXTURE_INSTRUCTIONS: "Zeta guidance." }),
+      alpha: fixtureServer("basic", { FIXTURE_INSTRUCTIONS: "Alpha guidance." }),
+      quiet: fixtureServer("basic"),
+    });
+    await h.waitForTools(9);
+    await h.host.flushTools();
+    const prompt = h.host.systemPrompt("BASE");
+    expect(prompt.startsWith("BASE\n\n")).toBe(true);
+    expect(prompt.indexOf('## MCP server "alpha"')).toBeLessThan(prompt.indexOf('## MCP server "zeta"'));
+    expect(prompt).toContain("Alpha guidance.");
+    expect(prompt).not.toContain('"quiet"');
+    expect(prompt).not.toContain("mcp__alpha__echo"); // no tool rosters
+    expect(h.host.systemPrompt("BASE")).toBe(prompt); // deterministic
+  });
+
+  it("leaves the system prompt alone without the instructions feature", async () => {
+    const h = await startHost({ alpha: fixtureServer("basic", { FIXTURE_INSTRUCTIONS: "Alpha guidance." }) }, { kernel: createKernel({ disable: ["instructions"] }) });
+    await h.waitForTools(3);
+    await h.host.flushTools();
+    expect(h.host.systemPrompt("BASE")).toBe("BASE");
+  });
+});
