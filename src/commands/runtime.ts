@@ -121,6 +121,9 @@ export function formatStatus(config: EffectiveConfig, servers: readonly Connecti
   for (const server of servers) {
     const parts = [`${server.name}: ${server.state}`];
     if (server.state === "connected") parts.push(`${server.tools} tools`, `protocol ${server.protocolVersion ?? "?"}`);
+    if (server.state === "connected" && server.reusedAt !== undefined && server.connectedAt !== undefined) {
+      parts.push(`reused from an earlier session, connected ${Math.round((now - server.connectedAt) / 1000)} s ago`);
+    }
     if (server.attempts > 0 && server.state !== "connected") parts.push(`attempt ${server.attempts}`);
     if (server.nextRetryAt !== undefined) parts.push(`next retry in ${Math.max(0, Math.round((server.nextRetryAt - now) / 1000))} s`);
     lines.push(parts.join(", "));

@@ -20,8 +20,9 @@ import type { EffectiveConfig } from "../config/types.ts";
 import { importNotice } from "../import/notice.ts";
 import type { Truncator } from "../kernel/types.ts";
 import { McpHost } from "../runtime/host.ts";
+import { processPool } from "../runtime/pool.ts";
 import { createRedactor } from "../safety/text.ts";
-import { completeArguments } from "./completion.ts";
+import { completeArgumentsLive } from "./completion.ts";
 import { piServices } from "./services.ts";
 import { piToolSink } from "./tools.ts";
 
@@ -105,7 +106,7 @@ export function registerPiMcp(pi: ExtensionAPI, kernelOptions: KernelOptions = {
     const kernel = createKernel(kernelOptions);
     const services = piServices(pi, ctx, branchListeners);
     const context = { cwd: ctx.cwd, agentDir: agent, privateDir, config: loaded, redact: createRedactor(loaded.secrets), truncate: piTruncate, services };
-    const host = new McpHost(kernel, context, piToolSink(pi));
+    const host = new McpHost(kernel, context, piToolSink(pi), {}, processPool());
     await kernel.hooks.hostStart.promise(context);
     host.start();
     currentHost = host;
@@ -114,7 +115,7 @@ export function registerPiMcp(pi: ExtensionAPI, kernelOptions: KernelOptions = {
 
   pi.registerCommand("mcp", {
     description: "Manage MCP servers (pi-mcp): /mcp help",
-    getArgumentCompletions: (prefix) => completeArguments(prefix, commands(), config?.servers.map((server) => server.name) ?? []),
+    getArgumentCompletions: (prefix) => completeArgumentsLive(prefix, commands(), config?.servers.map((server) => server.name) ?? [], () => hostReady),
     handler: async (args: string, ctx: ExtensionCommandContext) => {
       const argv = parseArgsStringToArgv(args);
       const result = await runCommandLine(commands(), argv.length > 0 ? argv : ["help"], environment(ctx));
@@ -140,11 +141,12 @@ export function registerPiMcp(pi: ExtensionAPI, kernelOptions: KernelOptions = {
     for (const listener of branchListeners) listener();
   });
 
-  pi.on("session_shutdown", async () => {
+  pi.on("session_shutdown", async (event) => {
     const ready = hostReady;
     hostReady = undefined;
     currentHost = undefined;
     const current = await ready?.catch(() => undefined);
-    await current?.shutdown();
+    // Replaced sessions (/reload, /new, /resume, /fork) hand their live connections to the next one.
+    await current?.shutdown(undefined, event.reason === "quit" ? "quit" : "replaced");
   });
 }

@@ -27,6 +27,8 @@ export interface ConnectionStatus {
   readonly tools: number;
   readonly connectedAt?: number;
   readonly pid?: number;
+  /** When this session took the connection over from an earlier one (after /reload, /new, /resume, /fork). */
+  readonly reusedAt?: number;
 }
 
 /** Accepts any JSON result: list pages are checked tool by tool, not rejected whole. */
@@ -55,7 +57,7 @@ export interface ConnectionEvents {
  * retries by the shared policy, and closes. Failures never leave it.
  */
 export class ServerConnection {
-  readonly log = new RetainedLog();
+  private logValue = new RetainedLog();
   private client: Client | undefined;
   private transport: Transport | undefined;
   private pid: number | undefined;
@@ -71,16 +73,76 @@ export class ServerConnection {
   /** Tool calls in flight, newest last: server requests are answered in their scope. */
   private readonly calls: CallScope[] = [];
   private readonly refreshTools = coalesce(CATALOG_COALESCE_MS, () => this.loadTools(this.generation));
-  readonly context: ConnectionContext;
+  /** Which session's host owns the connection; handlers of an earlier owner see `isCurrent()` false. */
+  private epoch = 0;
+  /** Set while the connection waits in the pool between two sessions. */
+  private released = false;
+  /** When a later session took this connection over from an earlier one. */
+  private reusedAt: number | undefined;
+  private contextValue: ConnectionContext;
 
   constructor(
-    private readonly kernel: Kernel,
-    readonly host: HostContext,
+    private kernel: Kernel,
+    private hostValue: HostContext,
     readonly entry: ServerEntry,
-    private readonly events: ConnectionEvents,
+    private events: ConnectionEvents,
   ) {
     this.stateValue = entry.enabled ? "connecting" : "disabled";
-    this.context = { host, server: entry, log: (text) => this.log.append(text), retainedLog: this.log };
+    this.contextValue = this.makeContext();
+  }
+
+  private makeContext(): ConnectionContext {
+    return { host: this.hostValue, server: this.entry, log: (text) => this.logValue.append(text), retainedLog: this.logValue };
+  }
+
+  get host(): HostContext {
+    return this.hostValue;
+  }
+
+  get context(): ConnectionContext {
+    return this.contextValue;
+  }
+
+  /** The server's retained log for the owning session (stderr and MCP logging). */
+  get log(): RetainedLog {
+    return this.logValue;
+  }
+
+  /**
+   * Hands the live connection to the pool when its session is replaced: the
+   * old session's handlers stop receiving anything, and nothing is reported to
+   * its host any more. The client, its process and its catalog stay.
+   */
+  release(): void {
+    this.released = true;
+    this.epoch++;
+    this.events = { stateChanged() {}, toolsChanged() {} };
+  }
+
+  /**
+   * A new session takes a pooled connection over: its kernel's plugins register
+   * their handlers on the client again, and it gets a fresh log. No second
+   * initialize and no new list round trip: the catalog travels along.
+   */
+  async adopt(kernel: Kernel, host: HostContext, events: ConnectionEvents): Promise<void> {
+    this.kernel = kernel;
+    this.hostValue = host;
+    this.events = events;
+    this.logValue = new RetainedLog();
+    this.contextValue = this.makeContext();
+    this.released = false;
+    this.epoch++;
+    this.reusedAt = Date.now();
+    const live = this.live(this.generation);
+    kernel.hooks.clientCreated.call(live);
+    events.stateChanged(this);
+    events.toolsChanged(this);
+    await kernel.hooks.serverConnected.promise(live);
+  }
+
+  /** Whether the pool may keep this connection for the next session. */
+  get reusable(): boolean {
+    return this.stateValue === "connected" && this.client !== undefined && !this.closing;
   }
 
   get name(): string {
@@ -116,6 +178,7 @@ export class ServerConnection {
       tools: this.toolList.length,
       ...(this.connectedAt !== undefined && { connectedAt: this.connectedAt }),
       ...(this.pid !== undefined && { pid: this.pid }),
+      ...(this.reusedAt !== undefined && { reusedAt: this.reusedAt }),
     };
   }
 
@@ -222,6 +285,10 @@ export class ServerConnection {
   /** An unexpected close (a crash, a dropped connection) reconnects by the retry policy. */
   private lost(generation: number): void {
     if (generation !== this.generation || this.closing) return;
+    if (this.released) {
+      void this.close(); // nobody owns it: the pool drops it, nothing retries
+      return;
+    }
     this.client = undefined;
     this.transport = undefined;
     this.pid = undefined;
@@ -325,7 +392,13 @@ export class ServerConnection {
 
   private live(generation: number): LiveConnection {
     const client = this.client!;
-    return { ...this.context, client, isCurrent: () => generation === this.generation && !this.closing, activeCall: () => this.activeCall() };
+    const epoch = this.epoch;
+    return {
+      ...this.context,
+      client,
+      isCurrent: () => generation === this.generation && epoch === this.epoch && !this.closing && !this.released,
+      activeCall: () => this.activeCall(),
+    };
   }
 
   private setState(state: ConnectionState): void {

@@ -4,9 +4,14 @@ import { DEFAULTS } from "../config/types.ts";
 import type { Kernel } from "../kernel/kernel.ts";
 import type { HostContext } from "../kernel/types.ts";
 import { coalesce } from "./coalesce.ts";
-import { CATALOG_COALESCE_MS, ServerConnection, type ConnectionStatus } from "./connection.ts";
+import { CATALOG_COALESCE_MS, ServerConnection, type ConnectionEvents, type ConnectionStatus } from "./connection.ts";
+import { canonicalPath } from "../config/paths.ts";
+import type { ServerEntry } from "../config/types.ts";
+import type { CallOptions, ToolOutcome } from "../kernel/services.ts";
+import { poolKey, type ConnectionPool } from "./pool.ts";
+import { RetainedLog } from "./retained-log.ts";
 import { LazySchemas } from "./schemas.ts";
-import { callServerTool, type CallOptions, type ToolOutcome } from "./tool-call.ts";
+import { callServerTool } from "./tool-call.ts";
 import { assignToolNames, TOOL_NAME, toolNameCandidate } from "./tool-names.ts";
 
 /** A server tool as Pi should see it. */
@@ -46,11 +51,16 @@ export class McpHost {
   private readonly syncTools = coalesce(CATALOG_COALESCE_MS, () => this.bridgeTools());
   private stopped = false;
 
+  /** Pool key per server, for the connections this host may hand on. */
+  private readonly keys = new Map<string, string>();
+
   constructor(
     private readonly kernel: Kernel,
     private contextValue: HostContext,
     private readonly sink: ToolSink,
     private readonly events: HostEvents = {},
+    /** Where connections wait between sessions of one process; without it nothing is reused. */
+    private readonly pool?: ConnectionPool,
   ) {}
 
   get context(): HostContext {
@@ -84,7 +94,7 @@ export class McpHost {
   start(): void {
     if (!this.config.valid) return;
     for (const entry of this.config.servers) {
-      if (!entry.masked && !this.connections.has(entry.name)) void this.add(entry).start();
+      if (!entry.masked && !this.connections.has(entry.name)) void this.open(entry);
     }
   }
 
@@ -92,24 +102,54 @@ export class McpHost {
   async startAndSettle(): Promise<void> {
     if (!this.config.valid) return;
     const fresh = this.config.servers.filter((entry) => !entry.masked && !this.connections.has(entry.name));
-    await Promise.all(fresh.map((entry) => this.add(entry).start()));
+    await Promise.all(fresh.map((entry) => this.open(entry)));
   }
 
-  private add(entry: EffectiveConfig["servers"][number]): ServerConnection {
-    const connection = new ServerConnection(this.kernel, this.context, entry, {
+  /** Takes over a matching connection an earlier session left in the pool, or connects anew. */
+  private async open(entry: ServerEntry): Promise<void> {
+    const key = this.poolKeyOf(entry);
+    const pooled = key === undefined ? undefined : this.pool?.take(key);
+    const events = this.connectionEvents(() => this.connections.get(entry.name));
+    if (key !== undefined) this.keys.set(entry.name, key);
+    if (pooled) {
+      this.connections.set(entry.name, pooled);
+      await pooled.adopt(this.kernel, this.context, events);
+      return;
+    }
+    const connection = new ServerConnection(this.kernel, this.context, entry, events);
+    this.connections.set(entry.name, connection);
+    await connection.start();
+  }
+
+  private connectionEvents(current: () => ServerConnection | undefined): ConnectionEvents {
+    const connected = () => current()?.state === "connected";
+    return {
       stateChanged: () => {
         // A server that just connected brings its first catalog: it reaches Pi at once, not a window later.
-        if (connection.state === "connected") void this.bridgeTools();
+        if (connected()) void this.bridgeTools();
         else this.syncTools.trigger();
         this.events.statusChanged?.();
       },
       // A catalog loaded while connecting is bridged by the "connected" change above; later ones are folded.
       toolsChanged: () => {
-        if (connection.state === "connected") this.syncTools.trigger();
+        if (connected()) this.syncTools.trigger();
       },
+    };
+  }
+
+  private poolKeyOf(entry: ServerEntry): string | undefined {
+    if (!this.pool || !entry.enabled || !entry.definition) return undefined;
+    const probe = { host: this.context, server: entry, log: () => {}, retainedLog: new RetainedLog(0) };
+    return poolKey({
+      projectRoot: canonicalPath(this.context.cwd),
+      trusted: this.config.sources.projectTrusted,
+      definition: entry.definition,
+      // The definition carries the auth settings; stored OAuth credentials are bound to URL and client in the store.
+      authIdentity: JSON.stringify(entry.definition.transport === "stdio" ? null : (entry.definition.auth ?? null)),
+      connectTimeoutMs: entry.definition.connectTimeoutMs ?? this.config.connectTimeoutMs,
+      requestTimeoutMs: entry.definition.requestTimeoutMs ?? this.config.requestTimeoutMs,
+      capabilities: this.kernel.hooks.clientCapabilities.call({}, probe),
     });
-    this.connections.set(entry.name, connection);
-    return connection;
   }
 
   connection(name: string): ServerConnection | undefined {
@@ -168,11 +208,18 @@ export class McpHost {
     const now = new Set<string>();
     for (const { server, tool, connection } of offered) {
       const name = this.names.get(key(server, tool.name))!;
+      let fingerprint: string;
+      try {
+        fingerprint = JSON.stringify(tool);
+      } catch (error) {
+        // Nested too deeply to serialize (a stack overflow): offered to Pi it would break every model request.
+        connection.log.append(`[pi-mcp] left out tool ${JSON.stringify(tool.name)}: its definition cannot be serialized (${error instanceof Error ? error.message : String(error)})\n`);
+        continue;
+      }
       now.add(name);
-      const fingerprint = JSON.stringify(tool);
       if (this.registered.get(name) === fingerprint && this.active.has(name)) continue;
       this.registered.set(name, fingerprint);
-      changed.push({ name, server, tool, execute: (args, options) => callServerTool(this.kernel, this.schemas, connection, tool, args, options) });
+      changed.push({ name, server, tool, execute: (args, options) => this.execute(connection, tool, args, options) });
     }
     this.synced = [...this.connections.values()].filter((connection) => connection.state === "connected").map((connection) => connection.name).sort();
     const gone = [...this.active].filter((name) => !now.has(name));
@@ -206,10 +253,31 @@ export class McpHost {
     return [...this.active];
   }
 
-  /** Closes every connection within the shutdown budget. */
-  async shutdown(budgetMs: number = DEFAULTS.shutdownBudgetMs): Promise<void> {
+  /** A released session's tool definitions are dormant: they start nothing. */
+  private execute(connection: ServerConnection, tool: Tool, args: Record<string, unknown>, options: CallOptions): Promise<ToolOutcome> {
+    if (this.stopped || this.connections.get(connection.name) !== connection) {
+      return Promise.reject(new Error(`${connection.name}/${tool.name}: this session's MCP host has been released`));
+    }
+    return callServerTool(this.kernel, this.schemas, connection, tool, args, options);
+  }
+
+  /**
+   * Ends the host. When Pi replaces the session (`reload`, `new`, `resume`,
+   * `fork`), live connections wait in the pool for the next session; on quit,
+   * and for anything not reusable, connections close within the budget.
+   */
+  async shutdown(budgetMs: number = DEFAULTS.shutdownBudgetMs, reason: "quit" | "replaced" = "quit"): Promise<void> {
     this.stopped = true;
     this.syncTools.cancel();
+    if (reason === "replaced" && this.pool) {
+      for (const [name, connection] of [...this.connections]) {
+        const key = this.keys.get(name);
+        if (key === undefined || !connection.reusable) continue;
+        this.connections.delete(name);
+        this.pool.retain(key, connection);
+      }
+    }
+    if (reason === "quit") await this.pool?.drain();
     const connections = [...this.connections.values()];
     // Remember the children now: close() forgets them, and a stubborn one must still be killed.
     const pids = connections.map((connection) => connection.status().pid).filter((pid): pid is number => pid !== undefined);

@@ -18,6 +18,7 @@ import { resolveConfig } from "../../src/config/resolve.ts";
 import type { EffectiveConfig, RetryPolicy } from "../../src/config/types.ts";
 import type { Kernel } from "../../src/kernel/kernel.ts";
 import type { HostServices } from "../../src/kernel/services.ts";
+import type { ConnectionPool } from "../../src/runtime/pool.ts";
 import type { HostContext, Truncator } from "../../src/kernel/types.ts";
 import type { ConnectionState, ConnectionStatus } from "../../src/runtime/connection.ts";
 import { McpHost, type BridgedTool, type ToolSink } from "../../src/runtime/host.ts";
@@ -71,6 +72,8 @@ export interface StartHostOptions {
   /** The host's cwd (relative stdio `cwd`s resolve against it); default: the test process's cwd. */
   readonly cwd?: string;
   readonly kernel?: Kernel;
+  /** Where connections wait between sessions (default: none, nothing is reused). */
+  readonly pool?: ConnectionPool;
   /** Pi's services as the plugins see them (default: none, like the CLI). */
   readonly services?: HostServices;
   /** Start connecting at once (default true). */
@@ -174,7 +177,7 @@ export async function startHost(servers: Record<string, RawDefinition>, options:
   };
   const kernel = options.kernel ?? createKernel();
   const sink = recordingSink();
-  const host = new McpHost(kernel, context, sink);
+  const host = new McpHost(kernel, context, sink, {}, options.pool);
   await kernel.hooks.hostStart.promise(context);
   let stopped = false;
   const status = (name: string): ConnectionStatus => {

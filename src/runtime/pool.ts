@@ -1,0 +1,111 @@
+import { createHash } from "node:crypto";
+import type { ServerConnection } from "./connection.ts";
+
+/** How long a released connection waits for the next session of the same Pi process. */
+export const RETAIN_MS = 30_000;
+
+interface Retained {
+  readonly connection: ServerConnection;
+  readonly timer: NodeJS.Timeout;
+}
+
+/**
+ * Live connections between two sessions of one Pi process. Pi re-imports the
+ * extension for `/reload`, `/new`, `/resume` and `/fork`, so module state
+ * dies; the pool lives on `globalThis`. A connection is taken by exactly one
+ * session (an exclusive lease) and is closed when nobody takes it in time.
+ */
+export class ConnectionPool {
+  private readonly retained = new Map<string, Retained[]>();
+
+  constructor(private readonly ttlMs = RETAIN_MS) {}
+
+  /** Keeps `connection` for the retention time; closes it when nobody took it by then. */
+  retain(key: string, connection: ServerConnection, ttlMs = this.ttlMs): void {
+    connection.release();
+    const timer = setTimeout(() => {
+      this.remove(key, connection);
+      void connection.close();
+    }, ttlMs);
+    timer.unref?.(); // a waiting connection never keeps Pi alive
+    const list = this.retained.get(key) ?? [];
+    list.push({ connection, timer });
+    this.retained.set(key, list);
+  }
+
+  /** Takes a retained connection for `key` that is still alive, if there is one. */
+  take(key: string): ServerConnection | undefined {
+    const list = this.retained.get(key);
+    while (list && list.length > 0) {
+      const { connection, timer } = list.shift()!;
+      clearTimeout(timer);
+      if (list.length === 0) this.retained.delete(key);
+      if (connection.reusable) return connection;
+      void connection.close();
+    }
+    return undefined;
+  }
+
+  /** Closes everything retained (Pi quits). */
+  async drain(): Promise<void> {
+    const all = [...this.retained.values()].flat();
+    this.retained.clear();
+    for (const { timer } of all) clearTimeout(timer);
+    await Promise.all(all.map(({ connection }) => connection.close()));
+  }
+
+  /** Process ids of retained stdio servers (killed if the process exits with them still waiting). */
+  pids(): number[] {
+    return [...this.retained.values()].flat().flatMap(({ connection }) => connection.status().pid ?? []);
+  }
+
+  get size(): number {
+    return [...this.retained.values()].reduce((sum, list) => sum + list.length, 0);
+  }
+
+  private remove(key: string, connection: ServerConnection): void {
+    const list = this.retained.get(key)?.filter((entry) => entry.connection !== connection) ?? [];
+    if (list.length > 0) this.retained.set(key, list);
+    else this.retained.delete(key);
+  }
+}
+
+const POOL = Symbol.for("pi-mcp.connection-pool");
+
+/** The one pool of this Pi process, shared by every copy of the extension module. */
+export function processPool(): ConnectionPool {
+  const global = globalThis as { [POOL]?: ConnectionPool };
+  if (!global[POOL]) {
+    const pool = new ConnectionPool();
+    global[POOL] = pool;
+    // No stdio child outlives Pi, even one still waiting in the pool.
+    process.once("exit", () => {
+      for (const pid of pool.pids()) {
+        try {
+          process.kill(pid, "SIGKILL");
+        } catch {
+          // already gone
+        }
+      }
+    });
+  }
+  return global[POOL];
+}
+
+/**
+ * What must match for a session to reuse a connection: the canonical project
+ * root, the trust state, the resolved definition, the authentication identity,
+ * the timeouts and the capabilities the client declared. Hashed, so no
+ * resolved secret is kept as a key.
+ */
+export function poolKey(parts: {
+  projectRoot: string;
+  trusted: boolean;
+  definition: unknown;
+  authIdentity: string;
+  connectTimeoutMs: number;
+  requestTimeoutMs: number;
+  capabilities: unknown;
+}): string {
+  return createHash("sha256").update(JSON.stringify(parts)).digest("hex");
+}

@@ -1,0 +1,54 @@
+// A real Pi in RPC mode: connections survive /reload, new_session and fork within one process.
+import { readFile, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { afterEach, beforeEach, expect, it } from "vitest";
+import { makePiHome, NODE, REPO_ROOT, startPiRpc, type PiHome } from "./harness/pi.ts";
+
+const PROBE = join(REPO_ROOT, "test/e2e/harness/fixtures/probe.ts");
+const CRASH_FIXTURE = join(REPO_ROOT, "test/fixtures/servers/crash.mjs");
+
+let home: PiHome;
+beforeEach(async () => {
+  home = await makePiHome();
+});
+afterEach(async () => {
+  await home.cleanup();
+});
+
+const alive = (pid: number) => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+};
+
+it("keeps the same server process across /reload and new_session, then closes it when Pi quits", async () => {
+  const startLog = join(home.home, "starts.log");
+  await writeFile(join(home.agentDir, "settings.json"), JSON.stringify({ mcp: { servers: { one: { command: NODE, args: [CRASH_FIXTURE], environment: { FIXTURE_START_LOG: startLog } } } } }));
+  const pids = async () => (await readFile(startLog, "utf8").catch(() => "")).split("\n").filter(Boolean).map(Number);
+  const rpc = await startPiRpc({ home: home.home, cwd: home.cwd, extensions: [REPO_ROOT, PROBE], noSession: true, script: [] });
+  let pid = 0;
+  try {
+    const statusText = async () => {
+      const { records } = await rpc.prompt("/mcp wait");
+      return records.filter((record) => record.method === "notify").map((record) => String(record.message)).join("\n");
+    };
+    expect(await statusText()).toContain("one: connected");
+    [pid] = await pids();
+    expect(pid).toBeGreaterThan(0);
+
+    await rpc.prompt("/probe_reload");
+    expect(await statusText()).toMatch(/one: connected, 2 tools, protocol [^,]+, reused from an earlier session/);
+    expect(await pids()).toEqual([pid]);
+
+    expect((await rpc.send({ type: "new_session" })).data).toEqual({ cancelled: false });
+    expect(await statusText()).toMatch(/one: connected.*reused from an earlier session/);
+    expect(await pids()).toEqual([pid]);
+    expect(alive(pid)).toBe(true);
+  } finally {
+    await rpc.close();
+  }
+  expect(alive(pid)).toBe(false);
+}, 90_000);

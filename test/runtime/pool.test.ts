@@ -1,0 +1,100 @@
+// Connections that outlive a session: retained for the next one, leased exclusively, closed in time.
+import { mkdtemp, readFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, expect, it } from "vitest";
+import { ConnectionPool } from "../../src/runtime/pool.ts";
+import { fixtureServer, startHost, stopAllHosts, textOf, until } from "../helpers/host.ts";
+
+afterEach(stopAllHosts);
+
+async function startLog(): Promise<{ path: string; pids(): Promise<number[]> }> {
+  const path = join(await mkdtemp(join(tmpdir(), "pi-mcp-pool-")), "starts.log");
+  return { path, pids: async () => (await readFile(path, "utf8").catch(() => "")).split("\n").filter(Boolean).map(Number) };
+}
+
+const alive = (pid: number) => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+};
+
+it("hands a live connection to the next session: same process, no second initialize, tools at once", async () => {
+  const pool = new ConnectionPool();
+  const log = await startLog();
+  const servers = { one: fixtureServer("crash", { FIXTURE_START_LOG: log.path }) };
+  const first = await startHost(servers, { pool });
+  await first.waitForTools(2, { server: "one" });
+  const pid = first.status("one").pid!;
+  await first.host.shutdown(undefined, "replaced");
+  expect(pool.size).toBe(1);
+  expect(alive(pid)).toBe(true);
+
+  const second = await startHost(servers, { pool });
+  await second.waitForTools(2, { server: "one", timeoutMs: 2_000 });
+  expect(second.status("one")).toMatchObject({ state: "connected", pid });
+  expect(second.status("one").reusedAt).toBeTypeOf("number");
+  expect(await log.pids()).toEqual([pid]);
+  expect(pool.size).toBe(0);
+  expect(textOf(await second.call("mcp__one__ok"))).toBe("ok");
+  // The released session's tool definitions are dormant.
+  await expect(first.call("mcp__one__ok")).rejects.toThrow(/released/);
+});
+
+it("never lends one connection to two sessions, and does not reuse across different definitions", async () => {
+  const pool = new ConnectionPool();
+  const log = await startLog();
+  const first = await startHost({ one: fixtureServer("crash", { FIXTURE_START_LOG: log.path }) }, { pool });
+  await first.waitForTools(2);
+  await first.host.shutdown(undefined, "replaced");
+  const second = await startHost({ one: fixtureServer("crash", { FIXTURE_START_LOG: log.path }) }, { pool });
+  const third = await startHost({ one: fixtureServer("crash", { FIXTURE_START_LOG: log.path }) }, { pool });
+  await second.waitForState("one", "connected");
+  await third.waitForState("one", "connected");
+  expect(second.status("one").pid).not.toBe(third.status("one").pid);
+  const other = await startHost({ one: fixtureServer("crash", { FIXTURE_START_LOG: log.path, DIFFERENT: "1" }) }, { pool });
+  await other.waitForState("one", "connected");
+  expect((await log.pids()).length).toBe(3);
+});
+
+it("closes a retained connection nobody takes once the retention time is over", async () => {
+  const pool = new ConnectionPool(300);
+  const h = await startHost({ one: fixtureServer("crash") }, { pool });
+  await h.waitForState("one", "connected");
+  const pid = h.status("one").pid!;
+  await h.host.shutdown(undefined, "replaced");
+  expect(alive(pid)).toBe(true);
+  await until(() => !alive(pid), 6_000);
+  expect(pool.size).toBe(0);
+});
+
+it("a notification after release reaches no handler of the released session", async () => {
+  const pool = new ConnectionPool();
+  const first = await startHost({ churn: fixtureServer("list-changed") }, { pool });
+  await first.waitForTools(3, { server: "churn" });
+  const connection = first.host.connection("churn")!;
+  const registeredBefore = first.sink.registerCalls.length;
+  await first.host.shutdown(undefined, "replaced");
+  // Make the server announce a changed catalog while nobody owns the connection.
+  await connection.requireClient().callTool({ name: "churn", arguments: { count: 3 } });
+  await new Promise((resolve) => setTimeout(resolve, 300));
+  expect(first.sink.registerCalls.length).toBe(registeredBefore);
+  // The next session takes it over and sees the new catalog without a second initialize.
+  const second = await startHost({ churn: fixtureServer("list-changed") }, { pool });
+  await second.waitForTools(3, { server: "churn" });
+  expect([...second.sink.active].some((name) => /gen_[1-9]/.test(name))).toBe(true);
+});
+
+it("quitting closes retained connections too", async () => {
+  const pool = new ConnectionPool();
+  const a = await startHost({ one: fixtureServer("crash") }, { pool });
+  await a.waitForState("one", "connected");
+  const pid = a.status("one").pid!;
+  await a.host.shutdown(undefined, "replaced");
+  const b = await startHost({}, { pool });
+  await b.host.shutdown(undefined, "quit");
+  await until(() => !alive(pid), 6_000);
+});
