@@ -36,7 +36,7 @@ it("keeps the same server process across /reload and new_session, then closes it
       return records.filter((record) => record.method === "notify").map((record) => String(record.message)).join("\n");
     };
     expect(await statusText()).toContain("one: connected");
-    [pid] = await pids();
+    pid = (await pids())[0] ?? 0;
     expect(pid).toBeGreaterThan(0);
 
     await rpc.prompt("/probe_reload");
