@@ -51,11 +51,12 @@ function listed(server: ServerEntry, storedAuth: boolean): ListedServer {
 }
 
 function formatList(document: ListDocument, config: EffectiveConfig): string {
+  const exposure = new Map(config.servers.map((server) => [server.name, server.definition?.exposure ?? config.exposure]));
   const lines: string[] = [];
   const project = config.sources.projectTrusted ? config.sources.projectPath : "not read (project not trusted)";
   lines.push(`global settings: ${config.sources.globalPath}`, `project settings: ${project}`);
   if (document.servers.length === 0) lines.push("No MCP servers are configured.");
-  else lines.push(...table(document.servers));
+  else lines.push(...table(document.servers, exposure));
   if (!document.valid) {
     lines.push("", "Settings are invalid, so MCP is disabled:");
     for (const error of document.errors) lines.push(`  ${error.path}: ${error.message}`);
@@ -63,9 +64,9 @@ function formatList(document: ListDocument, config: EffectiveConfig): string {
   return lines.join("\n");
 }
 
-function table(servers: readonly ListedServer[]): string[] {
+function table(servers: readonly ListedServer[], exposure: ReadonlyMap<string, string>): string[] {
   const rows = [
-    ["NAME", "SCOPE", "STATE", "TRANSPORT", "AUTH", "STORED AUTH"],
+    ["NAME", "SCOPE", "STATE", "TRANSPORT", "AUTH", "STORED AUTH", "EXPOSURE"],
     ...servers.map((server) => [
       stripTerminalControls(server.name),
       server.scope,
@@ -73,6 +74,7 @@ function table(servers: readonly ListedServer[]): string[] {
       server.transport,
       server.auth,
       server.storedAuth ? "yes" : "no",
+      exposure.get(server.name) ?? "direct",
     ]),
   ];
   const widths = rows[0]!.map((_, column) => Math.max(...rows.map((row) => row[column]!.length)));

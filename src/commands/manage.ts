@@ -29,10 +29,12 @@ export const addCommand: CommandSpec = {
     environment: { type: "string", multiple: true, description: "Environment variable for a local server, repeatable", valueHint: "NAME=VALUE" },
     env: { type: "string", multiple: true, description: "Same as --environment", valueHint: "NAME=VALUE" },
     cwd: { type: "string", description: "Working folder of a local server", valueHint: "DIR" },
+    exposure: { type: "string", description: "How the model reaches the tools: direct, deferred, codemode or hidden", valueHint: "MODE" },
+    "tool-exposure": { type: "string", multiple: true, description: "Exposure for tools matching a glob, repeatable", valueHint: "GLOB=MODE" },
   },
   async run(input, env) {
     const [name, url] = input.positionals as [string, string | undefined];
-    const definition = url !== undefined ? remoteDefinition(input, url) : localDefinition(input);
+    const definition = { ...(url !== undefined ? remoteDefinition(input, url) : localDefinition(input)), ...exposureOptions(input) };
     const target = mutationTarget(input, env);
     assertWritable(name, definition, target);
     let replaced = false;
@@ -95,6 +97,15 @@ function localDefinition(input: ParsedInput): Record<string, unknown> {
   const environment = { ...pairs(input, "environment"), ...pairs(input, "env") };
   if (Object.keys(environment).length > 0) definition.environment = environment;
   return definition;
+}
+
+/** `--exposure` and `--tool-exposure GLOB=MODE` apply to local and remote servers alike. */
+function exposureOptions(input: ParsedInput): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  if (typeof input.options.exposure === "string") out.exposure = input.options.exposure;
+  const perTool = pairs(input, "tool-exposure");
+  if (perTool) out.toolExposure = perTool;
+  return out;
 }
 
 /** Collects repeated `NAME=VALUE` options into an object. */

@@ -5,6 +5,7 @@ import {
   type AuthKind,
   type ConfigIssue,
   type ConfigSources,
+  type Exposure,
   type EffectiveConfig,
   type RetryPolicy,
   type Scope,
@@ -51,6 +52,7 @@ export function resolveConfig(
     connectTimeoutMs: pickNumber("connectTimeoutMs", DEFAULTS.connectTimeoutMs, globalMcp, projectMcp),
     requestTimeoutMs: pickNumber("requestTimeoutMs", DEFAULTS.requestTimeoutMs, globalMcp, projectMcp),
     retry: mergeRetry(recordOf(globalMcp.retry), recordOf(projectMcp.retry)),
+    exposure: pickExposure(globalMcp, projectMcp),
     servers,
     secrets: expansion.secrets,
     sources,
@@ -178,6 +180,8 @@ function toDefinition(server: RawServer, enabled: boolean): ServerDefinition {
     ...(server.connectTimeoutMs !== undefined && { connectTimeoutMs: server.connectTimeoutMs }),
     ...(server.requestTimeoutMs !== undefined && { requestTimeoutMs: server.requestTimeoutMs }),
     ...(server.tools !== undefined && { tools: server.tools }),
+    ...(server.exposure !== undefined && { exposure: server.exposure }),
+    ...(server.toolExposure !== undefined && { toolExposure: server.toolExposure }),
   };
   if (server.command !== undefined) {
     return {
@@ -206,6 +210,12 @@ function pickNumber(key: string, fallback: number, ...layers: Record<string, unk
   let value = fallback;
   for (const layer of layers) if (typeof layer[key] === "number") value = layer[key] as number;
   return value;
+}
+
+function pickExposure(...layers: Record<string, unknown>[]): Exposure {
+  let exposure: Exposure = "direct";
+  for (const layer of layers) if (typeof layer.exposure === "string") exposure = layer.exposure as Exposure;
+  return exposure;
 }
 
 function mergeRetry(global: Record<string, unknown>, project: Record<string, unknown>): RetryPolicy {

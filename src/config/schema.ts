@@ -26,6 +26,8 @@ const OAuthAuth = NotArray.and(type({
 }));
 const Auth = NoAuth.or(BearerAuth).or(OAuthAuth);
 
+const Exposure = type("'direct' | 'deferred' | 'codemode' | 'hidden'");
+
 const ToolFilter = NotArray.and(type({ "include?": "string[]", "exclude?": "string[]", "+": "reject" }));
 
 export const RawServer = NotArray.and(type({
@@ -41,6 +43,8 @@ export const RawServer = NotArray.and(type({
   "connectTimeoutMs?": positiveMs,
   "requestTimeoutMs?": positiveMs,
   "tools?": ToolFilter,
+  "exposure?": Exposure,
+  "toolExposure?": NotArray.and(type({ "[string]": Exposure })),
   "+": "reject",
 }));
 export type RawServer = typeof RawServer.infer;
@@ -57,6 +61,7 @@ export const RawMcp = NotArray.and(type({
   "connectTimeoutMs?": positiveMs,
   "requestTimeoutMs?": positiveMs,
   "retry?": Retry,
+  "exposure?": Exposure,
   "servers?": NotArray.and(type({ "[string]": RawServer.or("null") })),
   "+": "reject",
 }));

@@ -2,6 +2,8 @@
 export type Scope = "global" | "project";
 export type TransportKind = "stdio" | "http" | "sse";
 export type AuthKind = "none" | "bearer" | "oauth";
+/** How the model reaches a server tool in Pi: declared, found by tool search, from codemode scripts, or not at all. */
+export type Exposure = "direct" | "deferred" | "codemode" | "hidden";
 
 export interface RetryPolicy {
   readonly maxRetries: number;
@@ -31,6 +33,10 @@ interface DefinitionCommon {
   readonly connectTimeoutMs?: number;
   readonly requestTimeoutMs?: number;
   readonly tools?: ToolFilter;
+  /** The server's default exposure (else the top-level one). */
+  readonly exposure?: Exposure;
+  /** Exposure per MCP tool name or glob; the first matching pattern wins. */
+  readonly toolExposure?: Readonly<Record<string, Exposure>>;
 }
 
 export interface StdioDefinition extends DefinitionCommon {
@@ -79,6 +85,8 @@ export interface EffectiveConfig {
   readonly connectTimeoutMs: number;
   readonly requestTimeoutMs: number;
   readonly retry: RetryPolicy;
+  /** The default exposure of every server's tools (`direct` unless configured). */
+  readonly exposure: Exposure;
   /** Sorted by name. When `valid` is false the host connects nothing. */
   readonly servers: readonly ServerEntry[];
   /** Every value substituted for a `${NAME}`: redacted wherever text leaves the host. */
