@@ -1,0 +1,317 @@
+/*
+ * MCP Prompts: `/mcp prompt <server> <prompt> [--arg NAME=VALUE]...` gets a
+ * prompt and adds its messages to the conversation.
+ *
+ * Delivery and persistence: the expanded messages become one Pi custom
+ * message (customType `pi-mcp.prompt`) whose details are the versioned
+ * record `{ version: 1, server, prompt, arguments, messages }`. It is sent
+ * without triggering a turn, so Pi stores it as a `custom_message` entry on
+ * the active branch at once (or right after a turn that is running). Pi
+ * rebuilds the model context from the active branch, so the messages reach
+ * the model with the next turn, survive `/resume`, follow `/fork` and `/tree`
+ * to the branches that hold them, and nothing of ours replays them again
+ * (which would deliver them twice).
+ */
+import type { Client } from "@modelcontextprotocol/client";
+import type { CommandEnvironment, CommandSpec } from "../../src/commands/types.ts";
+import { usage } from "../../src/commands/parse.ts";
+import { describeError, PiMcpError } from "../../src/kernel/errors.ts";
+import type { Kernel, KernelPlugin } from "../../src/kernel/kernel.ts";
+import type { HostContext, MappedBlock, MappedResult, PiContent } from "../../src/kernel/types.ts";
+import type { ServerConnection } from "../../src/runtime/connection.ts";
+import { isConnectionLost, isTimeout } from "../../src/runtime/errors.ts";
+import type { McpHost } from "../../src/runtime/host.ts";
+import { collectPages } from "../../src/runtime/paging.ts";
+import { finishOutcome, mapContent } from "../../src/runtime/tool-call.ts";
+import { safeText } from "../../src/safety/text.ts";
+
+/** The custom message type of expanded prompts in Pi sessions. */
+export const PROMPT_MESSAGE_TYPE = "pi-mcp.prompt";
+/** The version of the `details` record; readers ignore versions they do not know. */
+export const PROMPT_RECORD_VERSION = 1;
+/** How long a listed prompt catalog serves completion before it is listed again. */
+export const PROMPT_LIST_MAX_AGE_MS = 30_000;
+
+export interface PromptArgument {
+  readonly name: string;
+  readonly description?: string;
+  readonly required?: boolean;
+}
+
+export interface PromptInfo {
+  readonly name: string;
+  readonly title?: string;
+  readonly description?: string;
+  readonly arguments: readonly PromptArgument[];
+}
+
+/** One prompt message as persisted for presentation: its role, its model-visible text, its images' metadata. */
+export interface PromptMessageRecord {
+  readonly role: string;
+  readonly text: string;
+  readonly images: readonly { readonly mimeType: string; readonly bytes: number }[];
+}
+
+/** The versioned record kept in the custom message's details. */
+export interface PromptRecord {
+  readonly version: typeof PROMPT_RECORD_VERSION;
+  readonly server: string;
+  readonly prompt: string;
+  readonly arguments: Readonly<Record<string, string>>;
+  readonly description?: string;
+  readonly messages: readonly PromptMessageRecord[];
+  /** Where the complete text went when it was cut to Pi's limit. */
+  readonly spillPath?: string;
+}
+
+/** Accepts any JSON result: pages and messages are checked here, item by item. */
+const ANY_RESULT = { "~standard": { version: 1 as const, vendor: "pi-mcp", validate: (value: unknown) => ({ value }) } };
+
+/** Prompt catalogs per client: served to completion while fresh, dropped on `notifications/prompts/list_changed`. */
+const catalogs = new WeakMap<Client, { readonly at: number; readonly prompts: Promise<PromptInfo[]> }>();
+
+export class PromptsPlugin implements KernelPlugin {
+  readonly name = "prompts";
+  readonly commands: readonly CommandSpec[] = [promptCommand];
+
+  apply(kernel: Kernel): void {
+    kernel.hooks.clientCreated.tap(this.name, (live) => {
+      live.client.setNotificationHandler("notifications/prompts/list_changed", () => {
+        catalogs.delete(live.client);
+      });
+    });
+  }
+}
+
+/**
+ * The server's prompts, every page (at most 1,000; a repeated cursor is an
+ * error). `maxAgeMs` lets a recent listing answer (completion); the command
+ * always lists afresh.
+ */
+export async function listPrompts(connection: ServerConnection, { maxAgeMs = 0 }: { maxAgeMs?: number } = {}): Promise<PromptInfo[]> {
+  const client = connection.requireClient();
+  if (!client.getServerCapabilities()?.prompts) return [];
+  const cached = catalogs.get(client);
+  if (cached && Date.now() - cached.at <= maxAgeMs) return cached.prompts;
+  const prompts = collectPages(`${connection.name} prompts/list`, async (cursor) => {
+    const page = (await client.request({ method: "prompts/list", params: cursor === undefined ? {} : { cursor } }, ANY_RESULT, {
+      timeout: connection.requestTimeoutMs,
+    })) as { prompts?: unknown; nextCursor?: string };
+    return { items: validPrompts(page.prompts, connection), nextCursor: page.nextCursor };
+  });
+  catalogs.set(client, { at: Date.now(), prompts });
+  prompts.catch(() => {
+    if (catalogs.get(client)?.prompts === prompts) catalogs.delete(client);
+  });
+  return prompts;
+}
+
+function validPrompts(value: unknown, connection: ServerConnection): PromptInfo[] {
+  if (!Array.isArray(value)) throw new PiMcpError("failed", `${connection.name} prompts/list returned no prompts array`);
+  const prompts: PromptInfo[] = [];
+  for (const item of value) {
+    if (!isRecord(item) || typeof item.name !== "string" || item.name === "") {
+      connection.log.append("[pi-mcp] skipped a prompt without a name\n");
+      continue;
+    }
+    const args = Array.isArray(item.arguments) ? item.arguments.filter((arg): arg is Record<string, unknown> => isRecord(arg) && typeof arg.name === "string" && arg.name !== "") : [];
+    prompts.push({
+      name: item.name,
+      ...(typeof item.title === "string" && { title: item.title }),
+      ...(typeof item.description === "string" && { description: item.description }),
+      arguments: args.map((arg) => ({
+        name: arg.name as string,
+        ...(typeof arg.description === "string" && { description: arg.description }),
+        ...(arg.required === true && { required: true }),
+      })),
+    });
+  }
+  return prompts;
+}
+
+export const promptCommand: CommandSpec = {
+  name: "prompt",
+  surfaces: ["pi"],
+  summary: "Run an MCP prompt: its messages join the conversation for your next message",
+  usage: "prompt <server> <prompt> [--arg NAME=VALUE]...",
+  positionals: [
+    { name: "server", description: "Server name", required: true },
+    { name: "prompt", description: "Prompt name", required: true },
+  ],
+  options: { arg: { type: "string", multiple: true, description: "A prompt argument (repeat for each)", valueHint: "NAME=VALUE" } },
+  async run(input, env) {
+    const [server, name] = input.positionals as [string, string];
+    const given = parseArgPairs(input.options.arg);
+    const host = await requireHost(env);
+    const session = host.context.services.session;
+    if (!session?.addMessage) throw new PiMcpError("failed", "prompt: this surface has no conversation to add the messages to");
+    const connection = await connectedServer(host, server);
+    const prompts = await request(connection, "prompts/list", () => listPrompts(connection));
+    const prompt = prompts.find((candidate) => candidate.name === name);
+    if (!prompt) {
+      const known = prompts.map((candidate) => candidate.name);
+      throw new PiMcpError("not_found", safeText(`server "${server}" has no prompt "${name}"${known.length ? ` (prompts: ${shortList(known)})` : " (it offers no prompts)"}`, host.context.redact));
+    }
+    checkArguments(prompt, given, server, host.context);
+    // The person runs this in the foreground: a server request it causes (elicitation, say) may ask them.
+    const leave = connection.enterCall({ signal: undefined, interactive: host.context.services.ui !== undefined });
+    const raw = await request(connection, "prompts/get", async () =>
+      (await connection.requireClient().request({ method: "prompts/get", params: { name, arguments: given } }, ANY_RESULT, {
+        timeout: connection.requestTimeoutMs,
+      })) as Record<string, unknown>,
+    ).finally(leave);
+    const message = await expandPrompt(host, server, prompt, given, raw);
+    if (message.record.messages.length === 0) throw new PiMcpError("failed", safeText(`${server} prompts/get: prompt "${name}" returned no messages; nothing was added`, host.context.redact));
+    session.addMessage({ customType: PROMPT_MESSAGE_TYPE, content: message.content, details: { ...message.record } });
+    const count = message.record.messages.length;
+    return {
+      exitCode: 0,
+      output: safeText(`Added MCP prompt "${name}" from "${server}" (${count} message${count === 1 ? "" : "s"}) to the conversation; the model sees it with your next message.`, host.context.redact),
+    };
+  },
+};
+
+/** `--arg NAME=VALUE` pairs: the first `=` splits, names are unique and non-empty. */
+export function parseArgPairs(values: unknown): Record<string, string> {
+  const pairs: Record<string, string> = {};
+  for (const value of Array.isArray(values) ? (values as string[]) : typeof values === "string" ? [values] : []) {
+    const split = value.indexOf("=");
+    const key = split === -1 ? value : value.slice(0, split);
+    if (split <= 0) throw usage(promptCommand, `--arg takes NAME=VALUE, got "${value}"`);
+    if (Object.hasOwn(pairs, key)) throw usage(promptCommand, `--arg ${key} is given twice`);
+    pairs[key] = value.slice(split + 1);
+  }
+  return pairs;
+}
+
+/** The given arguments against the prompt's declared ones: none unknown, every required one present. */
+function checkArguments(prompt: PromptInfo, given: Readonly<Record<string, string>>, server: string, host: HostContext): void {
+  const declared = new Set(prompt.arguments.map((arg) => arg.name));
+  const line = `prompt ${server} ${prompt.name}${prompt.arguments.map((arg) => (arg.required ? ` --arg ${arg.name}=VALUE` : ` [--arg ${arg.name}=VALUE]`)).join("")}`;
+  const fail = (problem: string) => new PiMcpError("usage", safeText(`prompt: ${problem}\nusage: ${line}`, host.redact));
+  const unknown = Object.keys(given).filter((key) => !declared.has(key));
+  if (unknown.length > 0) {
+    const names = prompt.arguments.map((arg) => arg.name);
+    throw fail(`prompt "${prompt.name}" has no argument ${unknown.map((key) => `"${key}"`).join(", ")} (${names.length ? `arguments: ${names.join(", ")}` : "it takes no arguments"})`);
+  }
+  const missing = prompt.arguments.filter((arg) => arg.required && !Object.hasOwn(given, arg.name)).map((arg) => arg.name);
+  if (missing.length > 0) throw fail(`prompt "${prompt.name}" needs ${missing.map((key) => `--arg ${key}=VALUE`).join(" ")}`);
+}
+
+/**
+ * Turns a prompts/get result into Pi content: a provenance header, then each
+ * message under its role, its blocks mapped by the same result mappers as
+ * tool results (third-party mappers included) and kept within Pi's limits.
+ */
+export async function expandPrompt(
+  host: McpHost,
+  server: string,
+  prompt: PromptInfo,
+  args: Readonly<Record<string, string>>,
+  raw: Record<string, unknown>,
+): Promise<{ content: PiContent[]; record: PromptRecord }> {
+  const messages = (Array.isArray(raw.messages) ? raw.messages : []).filter(isRecord);
+  const owners: number[] = [];
+  const blocks: Record<string, unknown>[] = [];
+  messages.forEach((message, index) => {
+    const content = Array.isArray(message.content) ? message.content : [message.content];
+    for (const block of content) {
+      if (!isRecord(block) || typeof block.type !== "string") continue;
+      blocks.push(block);
+      owners.push(index);
+    }
+  });
+  const origin = { kernel: host.kernelInstance, host: host.context, server, operation: prompt.name };
+  const mapped = await mapContent(origin, { ...raw, content: blocks }, {});
+  const roles = messages.map((message) => (typeof message.role === "string" ? message.role : "user"));
+  const description = typeof raw.description === "string" ? raw.description : prompt.description;
+  const argText = Object.entries(args).map(([key, value]) => `${key}=${JSON.stringify(value)}`).join(", ");
+  const header = `[MCP prompt "${prompt.name}" from server "${server}"${argText ? ` (${argText})` : ""}: ${roles.length} message${roles.length === 1 ? "" : "s"}, run by the person with /mcp prompt]`;
+  const label = (text: string): MappedBlock => ({ source: { type: "pi-mcp.label" }, output: [{ type: "text", text }] });
+  const labelled: MappedBlock[] = [label(header)];
+  roles.forEach((role, index) => {
+    labelled.push(label(`[${role}]`));
+    mapped.blocks.forEach((block, at) => {
+      if (owners[at] === index) labelled.push(block);
+    });
+  });
+  const outcome = await finishOutcome(origin, { ...mapped, blocks: labelled } satisfies MappedResult);
+  const record: PromptRecord = {
+    version: PROMPT_RECORD_VERSION,
+    server,
+    prompt: prompt.name,
+    arguments: { ...args },
+    ...(description !== undefined && { description }),
+    messages: roles.map((role, index) => {
+      const output = mapped.blocks.filter((_, at) => owners[at] === index).flatMap((block) => block.output ?? []);
+      return {
+        role,
+        text: host.context.truncate(output.flatMap((item) => (item.type === "text" ? [item.text] : [])).join("\n")).text,
+        images: output.flatMap((item) => (item.type === "image" ? [{ mimeType: item.mimeType, bytes: base64Bytes(item.data) }] : [])),
+      };
+    }),
+    ...(typeof outcome.details.spillPath === "string" && { spillPath: outcome.details.spillPath }),
+  };
+  return { content: joinTexts(outcome.content), record };
+}
+
+/** Adjacent text items become one, so the model reads each message as a whole. */
+function joinTexts(content: readonly PiContent[]): PiContent[] {
+  const joined: PiContent[] = [];
+  for (const item of content) {
+    const last = joined.at(-1);
+    if (item.type === "text" && last?.type === "text") joined[joined.length - 1] = { type: "text", text: `${last.text}\n${item.text}` };
+    else joined.push(item);
+  }
+  return joined;
+}
+
+function requireHost(env: CommandEnvironment): Promise<McpHost> {
+  if (!env.runtime) throw new PiMcpError("failed", "prompt: this command needs a running Pi session");
+  return env.runtime.host();
+}
+
+/** The server's connection once it is connected; a server still connecting is waited for (up to its connect timeout). */
+export async function connectedServer(host: McpHost, server: string): Promise<ServerConnection> {
+  const connection = host.connection(server);
+  if (!connection) throw new PiMcpError("not_found", safeText(`server "${server}" is not configured or not enabled in this session`, host.context.redact));
+  const wait = (connection.entry.definition?.connectTimeoutMs ?? host.config.connectTimeoutMs) + 1_000;
+  const deadline = Date.now() + wait;
+  while (connection.state === "connecting" && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 25));
+  connection.requireClient();
+  return connection;
+}
+
+/**
+ * Runs one request (once more after an expired HTTP session was renewed);
+ * failures name the server and method, with settings' secrets redacted.
+ */
+async function request<T>(connection: ServerConnection, method: string, work: () => Promise<T>): Promise<T> {
+  const label = `${connection.name} ${method}`;
+  try {
+    try {
+      return await work();
+    } catch (error) {
+      if (!(error instanceof PiMcpError) && (await connection.recoverSession(error))) return await work();
+      throw error;
+    }
+  } catch (error) {
+    if (error instanceof PiMcpError) throw error;
+    if (isTimeout(error)) throw new PiMcpError("failed", `${label} timed out after ${connection.requestTimeoutMs} ms`, { cause: error });
+    if (isConnectionLost(error)) throw new PiMcpError("connection_failed", `${label} failed: the server's connection was lost`, { cause: error });
+    throw new PiMcpError("failed", safeText(`${label} failed: ${describeError(error)}`, connection.host.redact), { cause: error });
+  }
+}
+
+function shortList(names: readonly string[], max = 20): string {
+  return names.length <= max ? names.join(", ") : `${names.slice(0, max).join(", ")}, … ${names.length - max} more`;
+}
+
+function base64Bytes(data: string): number {
+  const padding = data.endsWith("==") ? 2 : data.endsWith("=") ? 1 : 0;
+  return Math.max(0, Math.floor((data.length * 3) / 4) - padding);
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
