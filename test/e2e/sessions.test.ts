@@ -24,11 +24,11 @@ const alive = (pid: number) => {
   }
 };
 
-it("keeps the same server process across /reload and new_session, then closes it when Pi quits", async () => {
+it("keeps the same server process across /reload, new_session and fork, then closes it when Pi quits", async () => {
   const startLog = join(home.home, "starts.log");
   await writeFile(join(home.agentDir, "settings.json"), JSON.stringify({ mcp: { servers: { one: { command: NODE, args: [CRASH_FIXTURE], environment: { FIXTURE_START_LOG: startLog } } } } }));
   const pids = async () => (await readFile(startLog, "utf8").catch(() => "")).split("\n").filter(Boolean).map(Number);
-  const rpc = await startPiRpc({ home: home.home, cwd: home.cwd, extensions: [REPO_ROOT, PROBE], noSession: true, script: [] });
+  const rpc = await startPiRpc({ home: home.home, cwd: home.cwd, extensions: [REPO_ROOT, PROBE], noSession: false, script: [{ text: "ok" }] });
   let pid = 0;
   try {
     const statusText = async () => {
@@ -44,6 +44,12 @@ it("keeps the same server process across /reload and new_session, then closes it
     expect(await pids()).toEqual([pid]);
 
     expect((await rpc.send({ type: "new_session" })).data).toEqual({ cancelled: false });
+    expect(await statusText()).toMatch(/one: connected.*reused from an earlier session/);
+    expect(await pids()).toEqual([pid]);
+
+    await rpc.prompt("a message to fork from");
+    const [message] = (await rpc.send({ type: "get_fork_messages" })).data.messages;
+    expect((await rpc.send({ type: "fork", entryId: message.entryId })).data).toMatchObject({ cancelled: false });
     expect(await statusText()).toMatch(/one: connected.*reused from an earlier session/);
     expect(await pids()).toEqual([pid]);
     expect(alive(pid)).toBe(true);
