@@ -1,0 +1,152 @@
+/*
+ * MCP sampling (`sampling/createMessage`), answered with Pi's active model.
+ *
+ * - The capability (`sampling: { tools: {} }`) is declared only where the host
+ *   has a ModelService; without one the client declares nothing and registers
+ *   no handler, so servers see a client without sampling.
+ * - A request is served only during a tool call on that connection (the call
+ *   that caused it): sampling from background work is refused, so a server
+ *   cannot spend the person's model budget on its own.
+ * - One model request, never an agent turn. It ends when the server cancels,
+ *   when the tool call is aborted, or at the server's request timeout.
+ * - A request that offers tools gets the model's tool-use blocks back
+ *   (`stopReason: "toolUse"`) for the server to run.
+ * - Content goes to the model as the server sent it; the retained log gets
+ *   one line per request, without content.
+ */
+import { ProtocolError, ProtocolErrorCode, SdkError, SdkErrorCode } from "@modelcontextprotocol/client";
+import { describeError } from "../../src/kernel/errors.ts";
+import type { Kernel, KernelPlugin } from "../../src/kernel/kernel.ts";
+import type { ModelService, SamplingContent, SamplingRequest, SamplingResult } from "../../src/kernel/services.ts";
+import type { LiveConnection } from "../../src/kernel/types.ts";
+import { safeText } from "../../src/safety/text.ts";
+
+/** Refusal code MCP uses for "the user rejected the sampling request". */
+const SAMPLING_REFUSED = -1;
+
+export class SamplingPlugin implements KernelPlugin {
+  readonly name = "sampling";
+
+  apply(kernel: Kernel): void {
+    kernel.hooks.clientCapabilities.tap(this.name, (capabilities, connection) =>
+      connection.host.services.model ? { ...capabilities, sampling: { ...capabilities.sampling, tools: {} } } : capabilities,
+    );
+    kernel.hooks.clientCreated.tap(this.name, (connection) => {
+      const model = connection.host.services.model;
+      if (!model) return;
+      try {
+        connection.client.setRequestHandler("sampling/createMessage", (request, ctx) =>
+          answerSampling(connection, model, request.params as unknown as WireParams, ctx.mcpReq.signal) as never,
+        );
+      } catch (error) {
+        // Another plugin took the capability away again: then there is nothing to answer.
+        if (error instanceof SdkError && error.code === SdkErrorCode.CapabilityNotSupported) return;
+        throw error;
+      }
+    });
+  }
+}
+
+/** The parts of `sampling/createMessage` params the host reads (the SDK has validated their shape). */
+interface WireParams {
+  readonly messages: readonly { readonly role: "user" | "assistant"; readonly content: WireBlock | readonly WireBlock[] }[];
+  readonly systemPrompt?: string;
+  readonly maxTokens: number;
+  readonly temperature?: number;
+  readonly stopSequences?: readonly string[];
+  readonly tools?: readonly { readonly name: string; readonly description?: string; readonly inputSchema: Record<string, unknown> }[];
+  readonly toolChoice?: { readonly mode?: "auto" | "required" | "none" };
+}
+
+type WireBlock = Readonly<Record<string, unknown>> & { readonly type: string };
+
+async function answerSampling(connection: LiveConnection, model: ModelService, params: WireParams, requestSignal: AbortSignal | undefined): Promise<Record<string, unknown>> {
+  const call = connection.activeCall();
+  if (!call || !connection.isCurrent()) {
+    connection.log("[pi-mcp] sampling refused: the server asked outside a tool call\n");
+    throw new ProtocolError(SAMPLING_REFUSED, "sampling is only available while a tool call from this client is in progress");
+  }
+  const timeoutMs = connection.server.definition?.requestTimeoutMs ?? connection.host.config.requestTimeoutMs;
+  const signal = AbortSignal.any([requestSignal, AbortSignal.timeout(timeoutMs), call.signal].filter((each): each is AbortSignal => each !== undefined));
+  const request = toSamplingRequest(params);
+  const started = Date.now();
+  try {
+    const result = await model.complete(request, signal);
+    connection.log(`[pi-mcp] sampling: ${safeText(result.model, connection.host.redact)} answered in ${Date.now() - started} ms (${result.stopReason})\n`);
+    return toWireResult(result, (params.tools?.length ?? 0) > 0);
+  } catch (error) {
+    const why = requestSignal?.aborted
+      ? "cancelled by the server"
+      : call.signal?.aborted
+        ? "cancelled with the tool call"
+        : signal.aborted
+          ? `timed out after ${timeoutMs} ms`
+          : safeText(describeError(error), connection.host.redact);
+    connection.log(`[pi-mcp] sampling failed: ${why}\n`);
+    throw new ProtocolError(ProtocolErrorCode.InternalError, `sampling failed: ${why}`);
+  }
+}
+
+/** MCP params → the host's SamplingRequest. Audio and resource blocks reach the model as a short text note. */
+export function toSamplingRequest(params: WireParams): SamplingRequest {
+  const noTools = params.toolChoice?.mode === "none";
+  const messages = params.messages.map((message) => ({
+    role: message.role,
+    content: (Array.isArray(message.content) ? message.content : [message.content as WireBlock]).map(toContent),
+  }));
+  const usesTools = messages.some((message) => message.content.some((block) => block.type === "tool_use" || block.type === "tool_result"));
+  // toolChoice "none": the model gets no tools, unless the conversation already used them (providers need their definitions then).
+  const tools = params.tools && params.tools.length > 0 && (!noTools || usesTools) ? params.tools : undefined;
+  return {
+    ...(params.systemPrompt !== undefined && { systemPrompt: params.systemPrompt }),
+    messages,
+    maxTokens: params.maxTokens,
+    ...(params.temperature !== undefined && { temperature: params.temperature }),
+    ...(params.stopSequences && params.stopSequences.length > 0 && { stopSequences: params.stopSequences }),
+    ...(tools && { tools: tools.map((tool) => ({ name: tool.name, ...(tool.description !== undefined && { description: tool.description }), inputSchema: tool.inputSchema })) }),
+  };
+}
+
+function toContent(block: WireBlock): SamplingContent {
+  switch (block.type) {
+    case "text":
+      return { type: "text", text: String(block.text ?? "") };
+    case "image":
+      return { type: "image", data: String(block.data ?? ""), mimeType: String(block.mimeType ?? "image/png") };
+    case "tool_use":
+      return { type: "tool_use", id: String(block.id), name: String(block.name), input: isRecord(block.input) ? block.input : {} };
+    case "tool_result": {
+      const inner = Array.isArray(block.content) ? (block.content as WireBlock[]) : [];
+      return { type: "tool_result", toolUseId: String(block.toolUseId), content: inner.map(toContent), ...(block.isError === true && { isError: true }) };
+    }
+    case "audio":
+      return { type: "text", text: `[audio ${String(block.mimeType ?? "")} omitted: the model takes no audio]` };
+    default:
+      return { type: "text", text: JSON.stringify(block) };
+  }
+}
+
+/**
+ * The SamplingResult as MCP's result. Without tools the result holds one
+ * content block (the 2025 shape every server accepts): the text joined.
+ */
+export function toWireResult(result: SamplingResult, withTools: boolean): Record<string, unknown> {
+  if (withTools) {
+    const content = result.content.flatMap((block): Record<string, unknown>[] => {
+      if (block.type === "text") return [{ type: "text", text: block.text }];
+      if (block.type === "tool_use") return [{ type: "tool_use", id: block.id, name: block.name, input: block.input }];
+      if (block.type === "image") return [{ type: "image", data: block.data, mimeType: block.mimeType }];
+      return [];
+    });
+    return { role: "assistant", model: result.model, stopReason: result.stopReason, content: content.length > 0 ? content : [{ type: "text", text: "" }] };
+  }
+  const image = result.content.find((block) => block.type === "image");
+  const text = result.content.flatMap((block) => (block.type === "text" ? [block.text] : [])).join("");
+  const stopReason = result.stopReason === "toolUse" ? "endTurn" : result.stopReason;
+  const content = text === "" && image ? { type: "image", data: image.data, mimeType: image.mimeType } : { type: "text", text };
+  return { role: "assistant", model: result.model, stopReason, content };
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
