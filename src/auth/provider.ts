@@ -78,6 +78,11 @@ export interface SessionOptions {
   readonly log?: (text: string) => void;
 }
 
+/** The SDK's issuer comparison: equal, or differing only by one trailing slash. */
+function issuersMatch(a: string, b: string): boolean {
+  return a === b || (a.endsWith("/") && a.slice(0, -1) === b) || (b.endsWith("/") && b.slice(0, -1) === a);
+}
+
 function expiring(stored: StoredTokens, now = Date.now()): boolean {
   if (stored.expiresAt === undefined) return false;
   const lifetime = Math.max(0, stored.expiresAt - stored.obtainedAt);
@@ -227,7 +232,9 @@ export class OAuthSession implements OAuthClientProvider {
     }
     if (this.flowClient) return this.flowClient;
     const stored = (await this.entry(this.mode !== "background"))?.clientInformation;
-    if (stored) return stored as StoredOAuthClientInformation;
+    // A client registered with another authorization server is never used for this one (SEP-2352).
+    const sameServer = !stored?.issuer || ctx?.issuer === undefined || issuersMatch(stored.issuer, ctx.issuer);
+    if (stored && sameServer) return stored as StoredOAuthClientInformation;
     if (this.mode !== "background") return undefined; // the SDK registers (CIMD or DCR)
     // Registration is part of the explicit flow, never of a background connect.
     const metadata = this.discovery?.authorizationServerMetadata as AuthorizationServerMetadata | undefined;
@@ -243,8 +250,9 @@ export class OAuthSession implements OAuthClientProvider {
     // A configured client's secret stays in the settings; only obtained identities are stored.
     if (this.preRegistered) return;
     await this.changeEntry((entry) => {
+      // Tokens belong to the client they were issued to: a new client identity drops them.
+      if (entry.clientInformation?.client_id !== information.client_id) delete entry.tokens;
       entry.clientInformation = information as OAuthClientInformationMixed;
-      delete entry.tokens;
     });
   }
 

@@ -1,4 +1,4 @@
-import { InsufficientScopeError, SdkError, SdkErrorCode, SdkHttpError, UnauthorizedError, UnsupportedProtocolVersionError } from "@modelcontextprotocol/client";
+import { InsufficientScopeError, OAuthClientFlowError, OAuthError, SdkError, SdkErrorCode, SdkHttpError, UnauthorizedError, UnsupportedProtocolVersionError } from "@modelcontextprotocol/client";
 
 /** How a failed connect or a lost connection should be handled. */
 export type FailureKind = "retryable" | "auth" | "client_registration" | "unsupported_protocol" | "terminal";
@@ -23,7 +23,9 @@ export function authStateOf(error: unknown): "needs_auth" | "needs_client_regist
 export function classifyFailure(error: unknown): FailureKind {
   const authState = authStateOf(error);
   if (authState) return authState === "needs_client_registration" ? "client_registration" : "auth";
-  if (error instanceof UnauthorizedError || error instanceof InsufficientScopeError) return "auth";
+  if (error instanceof UnauthorizedError || error instanceof InsufficientScopeError || error instanceof OAuthError) return "auth";
+  // An issuer that does not check out, a rejected registration, an insecure token endpoint: retrying cannot help.
+  if (error instanceof OAuthClientFlowError) return "terminal";
   if (error instanceof SdkHttpError && (error.status === 401 || error.status === 403)) return "auth";
   if (error instanceof SdkError) {
     if (error.code === SdkErrorCode.ClientHttpAuthentication || error.code === SdkErrorCode.ClientHttpForbidden) return "auth";

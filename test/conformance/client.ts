@@ -21,8 +21,12 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createKernel } from "../../src/composition.ts";
-import type { EffectiveConfig } from "../../src/config/types.ts";
+import type { AuthConfig, EffectiveConfig, RemoteDefinition } from "../../src/config/types.ts";
+import { authorize, setBrowserOpener } from "../../src/auth/flow.ts";
+import { CredentialStore } from "../../src/auth/store.ts";
+import { freePort } from "../helpers/servers.ts";
 import type { HostContext } from "../../src/kernel/types.ts";
+import type { UiService } from "../../src/kernel/services.ts";
 import type { ConnectionState } from "../../src/runtime/connection.ts";
 import { McpHost, type BridgedTool, type ToolSink } from "../../src/runtime/host.ts";
 import type { ToolOutcome } from "../../src/runtime/tool-call.ts";
@@ -76,7 +80,8 @@ async function call(session: Session, name: string, args: Record<string, unknown
   const tool = session.tools.get(name);
   if (!tool) throw new Error(`the host offers no tool "${name}" (offered: ${[...session.tools.keys()].join(", ") || "none"})`);
   log(`calling ${tool.name} (${name}) with ${JSON.stringify(args)}`);
-  const outcome = await tool.execute(args, {});
+  // In the foreground, as a model's call in a session with a person: server requests may ask SCRIPTED_USER.
+  const outcome = await tool.execute(args, { interactive: true });
   const text = outcome.content.map((item) => (item.type === "text" ? item.text : `[${item.type}]`)).join("\n");
   log(`${name} → ${outcome.isError ? "error result" : "result"}: ${text.slice(0, 500)}`);
   return outcome;
@@ -137,6 +142,21 @@ function sampleArguments(schema: unknown): Record<string, unknown> {
   return args;
 }
 
+/**
+ * The scenarios' scripted user, answering the host's elicitation dialogs (the
+ * elicitation plugin asks through Pi's dialogs, one per field): yes to every
+ * request, and every field left at its default (an empty input keeps it, the
+ * default option is listed first, a yes/no question gets yes). This is what the
+ * elicitation scenarios expect: sep1034 asks to "accept with defaults", and the
+ * SEP-2322 (MRTR) tools ask for a confirmation.
+ */
+const SCRIPTED_USER: UiService = {
+  input: async () => "",
+  select: async (_title, options) => options[0],
+  confirm: async () => true,
+  notify: (text) => log(`notice: ${text}`),
+};
+
 /** Only connecting (initialize or discover, then tools/list) is under test. */
 const connectOnly: ScenarioRun = async () => {};
 
@@ -153,7 +173,7 @@ const SCENARIOS: Record<string, ScenarioRun> = {
     await callAll(session, [{ name: "test_reconnection", arguments: {} }]);
   },
 
-  // Needs elicitation (form mode, defaults applied) in the host: later work, see expected-failures.yml.
+  // Form-mode elicitation with every field defaulted: SCRIPTED_USER accepts and keeps each default.
   "elicitation-sep1034-client-defaults": async (session) => {
     await callAll(session, [{ name: "test_client_elicitation_defaults", arguments: {} }]);
   },
@@ -209,8 +229,8 @@ const SCENARIOS: Record<string, ScenarioRun> = {
 
 /**
  * Authorization scenarios (auth/*) and anything unknown: connect through the host
- * and use the tools it offers. The host has no OAuth yet, so auth scenarios end
- * with the server needing authorization (see expected-failures.yml).
+ * and use the tools it offers. For auth/* the server first ends in needs_auth;
+ * the harness then does what a person does: runs the `auth` flow (see authorizeAsAPerson).
  */
 const fallback: ScenarioRun = async (session) => {
   await callEveryOfferedTool(session);
@@ -222,10 +242,11 @@ const fallback: ScenarioRun = async (session) => {
  * half a second of CPU, and the requirement runs start some forty clients at once.
  * test/config covers the settings path; here only the host is under test.
  */
-function effectiveConfig(url: string, transport: "http" | "sse"): EffectiveConfig {
+function effectiveConfig(url: string, transport: "http" | "sse", auth?: AuthConfig): EffectiveConfig {
   const file = "<conformance>";
   return {
     valid: true,
+    exposure: "direct",
     issues: [],
     connectTimeoutMs: CONNECT_TIMEOUT_MS,
     requestTimeoutMs: REQUEST_TIMEOUT_MS,
@@ -237,8 +258,8 @@ function effectiveConfig(url: string, transport: "http" | "sse"): EffectiveConfi
         enabled: true,
         masked: false,
         transport,
-        auth: "none",
-        definition: { enabled: true, transport, url, headers: {} },
+        auth: auth?.type ?? "none",
+        definition: { enabled: true, transport, url, headers: {}, ...(auth && { auth }) },
       },
     ],
     secrets: new Set(),
@@ -258,7 +279,9 @@ async function main(): Promise<number> {
   log(`scenario ${scenario || "(none)"} at ${url} over ${transport}${process.env.MCP_CONFORMANCE_PROTOCOL_VERSION ? `, runner wire ${process.env.MCP_CONFORMANCE_PROTOCOL_VERSION}` : ""}`);
 
   const root = await mkdtemp(join(tmpdir(), "pi-mcp-conformance-"));
-  const config = effectiveConfig(url, transport);
+  const authScenario = scenario.startsWith("auth/");
+  const auth = authScenario ? await oauthSettings(scenario, context) : undefined;
+  const config = effectiveConfig(url, transport, auth);
   const hostContext: HostContext = {
     cwd: process.cwd(),
     agentDir: join(root, "agent"),
@@ -266,7 +289,7 @@ async function main(): Promise<number> {
     config,
     redact: createRedactor(config.secrets),
     truncate: (text) => ({ text, truncated: false }),
-    services: {},
+    services: { ui: SCRIPTED_USER },
   };
   const tools = new Map<string, BridgedTool>();
   const sink: ToolSink = {
@@ -291,11 +314,28 @@ async function main(): Promise<number> {
     await kernel.hooks.hostStart.promise(hostContext);
     host.start();
     await withTimeout(settling, SETTLE_TIMEOUT_MS);
-    const status = host.connection(SERVER)?.status();
-    if (status?.state !== "connected") throw new Error(`the server did not connect: ${status?.state ?? "unknown"}${status?.cause ? ` (${status.cause})` : ""}`);
-    await host.flushTools();
-    log(`connected: protocol ${status.protocolVersion ?? "?"}, tools: ${[...tools.keys()].join(", ") || "none"}`);
-    await (SCENARIOS[scenario] ?? fallback)({ host, tools }, context);
+    const definition = config.servers[0]!.definition as RemoteDefinition;
+    const store = new CredentialStore(hostContext.agentDir);
+    // A step-up (403 insufficient_scope) or a changed authorization server sends the server back to
+    // needs_auth mid-scenario: a person authorizes again, a bounded number of times.
+    let authorizations = 0;
+    for (;;) {
+      while (authScenario && needsAuthorization(host) && authorizations <= MAX_REAUTHORIZATIONS) {
+        authorizations++;
+        await authorizeAsAPerson(host, definition, store);
+      }
+      const status = host.connection(SERVER)?.status();
+      if (status?.state !== "connected") throw new Error(`the server did not connect: ${status?.state ?? "unknown"}${status?.cause ? ` (${status.cause})` : ""}`);
+      await host.flushTools();
+      log(`connected: protocol ${status.protocolVersion ?? "?"}, tools: ${[...tools.keys()].join(", ") || "none"}`);
+      try {
+        await (SCENARIOS[scenario] ?? fallback)({ host, tools }, context);
+        break;
+      } catch (error) {
+        if (!authScenario || !needsAuthorization(host) || authorizations > MAX_REAUTHORIZATIONS) throw error;
+        log(`the scenario needs authorization again: ${describe(error)}`);
+      }
+    }
     log("scenario flow completed");
     return 0;
   } catch (error) {
@@ -306,6 +346,71 @@ async function main(): Promise<number> {
     await rm(root, { recursive: true, force: true });
     log("host shut down");
   }
+}
+
+/** How many times the harness authorizes again after the first time (step-up, a new authorization server). */
+const MAX_REAUTHORIZATIONS = 1;
+
+function needsAuthorization(host: McpHost): boolean {
+  const state = host.connection(SERVER)?.state;
+  return state === "needs_auth" || state === "needs_client_registration";
+}
+
+/**
+ * The OAuth settings a person would write for the scenario: a loopback redirect on a free
+ * port (a requirement run starts many clients at once), plus the client the scenario
+ * expects: the pre-registered one it passes in its context, or its Client ID Metadata
+ * Document URL.
+ */
+async function oauthSettings(scenario: string, context: ScenarioContext): Promise<AuthConfig> {
+  const redirectUri = `http://127.0.0.1:${await freePort()}/mcp/oauth/callback`;
+  if (typeof context.client_id === "string") {
+    return { type: "oauth", redirectUri, clientId: context.client_id, ...(typeof context.client_secret === "string" && { clientSecret: context.client_secret }) };
+  }
+  if (scenario === "auth/basic-cimd") return { type: "oauth", redirectUri, clientId: "https://conformance-test.local/client-metadata.json" };
+  return { type: "oauth", redirectUri };
+}
+
+/**
+ * What a person does for a server in needs_auth: run `auth <server>` (the same flow as the
+ * command). The browser is replaced by a fetch that follows the authorization server's
+ * redirects to our loopback callback, as a browser would; then the server is reconnected.
+ */
+async function authorizeAsAPerson(host: McpHost, definition: RemoteDefinition, store: CredentialStore): Promise<void> {
+  setBrowserOpener(async (url) => {
+    let current = url;
+    for (let hop = 0; hop < 10; hop++) {
+      const response = await fetch(current, { redirect: "manual" });
+      const location = response.headers.get("location");
+      await response.body?.cancel().catch(() => undefined);
+      if (!location || response.status < 300 || response.status >= 400) return;
+      current = new URL(location, current).href;
+      if (current.startsWith("http://127.0.0.1:") && new URL(current).pathname === "/mcp/oauth/callback") {
+        await (await fetch(current)).body?.cancel().catch(() => undefined);
+        return;
+      }
+    }
+  });
+  // Like a person, try once more when the network failed (a loaded requirement run drops connections).
+  for (let attempt = 1; ; attempt++) {
+    log("authorizing (the auth command's flow)");
+    try {
+      await authorize({ server: SERVER, definition, store, print: (text) => log(text.split("\n")[0]!), timeoutMs: 20_000, connectTimeoutMs: CONNECT_TIMEOUT_MS });
+      log("authorized; reconnecting");
+      break;
+    } catch (error) {
+      log(`authorization failed: ${describe(error)}`);
+      if (attempt >= 2 || !/fetch failed|timed out/i.test(describe(error))) throw error;
+    }
+  }
+  await host.reconnect(SERVER);
+  await settle(host);
+}
+
+/** Waits until the server is in a state the host does not leave by itself. */
+async function settle(host: McpHost): Promise<void> {
+  const deadline = Date.now() + SETTLE_TIMEOUT_MS;
+  while (Date.now() < deadline && !SETTLED.has(host.connection(SERVER)?.state ?? "disabled")) await new Promise((resolve) => setTimeout(resolve, 20));
 }
 
 async function withTimeout(work: Promise<void>, ms: number): Promise<void> {

@@ -1,0 +1,24 @@
+import type { Kernel, KernelPlugin } from "../../src/kernel/kernel.ts";
+import { OAuthSession } from "../../src/auth/provider.ts";
+import { CredentialStore } from "../../src/auth/store.ts";
+
+/**
+ * OAuth for remote servers whose `auth` is `{type: "oauth"}` or omitted (a
+ * server may still ask for authorization: discovery starts at its first 401).
+ * `{type: "none"}` disables discovery, and bearer servers belong to
+ * auth-bearer. The provider sends stored tokens and refreshes them; it never
+ * starts an interactive flow, so a server that needs one goes to `needs_auth`
+ * (or `needs_client_registration`) until `auth <server>` is run.
+ */
+export class OAuthPlugin implements KernelPlugin {
+  readonly name = "auth-oauth";
+  apply(kernel: Kernel): void {
+    kernel.hooks.auth.tapPromise(this.name, async (context) => {
+      const definition = context.server.definition;
+      if (!definition || definition.transport === "stdio") return undefined;
+      if (definition.auth !== undefined && definition.auth.type !== "oauth") return undefined;
+      const store = new CredentialStore(context.host.agentDir);
+      return { authProvider: new OAuthSession({ server: context.server.name, definition, store, mode: "background", log: context.log }) };
+    });
+  }
+}

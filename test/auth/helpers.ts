@@ -1,0 +1,121 @@
+/**
+ * A Pi-like setup for the OAuth tests: a sandboxed agent folder whose
+ * settings name the protected server, a host (our McpHost and kernel) on that
+ * agent folder, the commands run through the shared core with a runtime that
+ * controls that host, and the CLI (source) as separate processes.
+ */
+import { join } from "node:path";
+import { commandsFor, runCommandLine, type CommandResult } from "../../src/commands/index.ts";
+import { cliCommandEnvironment } from "../../src/commands/environment.ts";
+import type { CommandEnvironment, RuntimeControl } from "../../src/commands/types.ts";
+import { RUNTIME_COMMANDS } from "../../src/commands/runtime.ts";
+import { createKernel } from "../../src/composition.ts";
+import { loadConfig } from "../../src/config/load.ts";
+import type { HostContext } from "../../src/kernel/types.ts";
+import type { ConnectionState } from "../../src/runtime/connection.ts";
+import { McpHost, type BridgedTool } from "../../src/runtime/host.ts";
+import { createRedactor } from "../../src/safety/text.ts";
+import { REPO_ROOT, createSandbox, nodeBinary, runProcess, type ProcessResult, type Sandbox } from "../helpers/tmp.ts";
+import { freePort } from "../helpers/servers.ts";
+import { until } from "../helpers/host.ts";
+
+export interface AuthSandbox extends Sandbox {
+  readonly redirectUri: string;
+  readonly storePath: string;
+}
+
+/** A sandbox whose global settings define `servers` (raw settings values). */
+export async function authSandbox(servers: (redirectUri: string) => Record<string, unknown>): Promise<AuthSandbox> {
+  const box = await createSandbox();
+  const redirectUri = `http://127.0.0.1:${await freePort()}/mcp/oauth/callback`;
+  await box.writeJson(box.globalSettings, { mcp: { connectTimeoutMs: 5_000, requestTimeoutMs: 10_000, retry: { maxRetries: 0 }, servers: servers(redirectUri) } });
+  return { ...box, redirectUri, storePath: join(box.agentDir, "mcp-auth.json") };
+}
+
+export interface PiLikeHost {
+  readonly host: McpHost;
+  readonly tools: Map<string, BridgedTool>;
+  readonly runtime: RuntimeControl;
+  state(name: string): ConnectionState;
+  cause(name: string): string | undefined;
+  waitFor(name: string, states: ConnectionState | readonly ConnectionState[], timeoutMs?: number): Promise<void>;
+  call(tool: string, args?: Record<string, unknown>): Promise<{ text: string; isError: boolean }>;
+  stop(): Promise<void>;
+}
+
+/** Our host on the sandbox's agent folder, as Pi's session would run it. */
+export async function startPiLikeHost(box: Sandbox): Promise<PiLikeHost> {
+  const config = await loadConfig({ agentDir: box.agentDir, cwd: box.projectDir, projectTrusted: false, env: box.env() });
+  if (!config.valid) throw new Error(JSON.stringify(config.issues));
+  const context: HostContext = {
+    cwd: box.projectDir,
+    agentDir: box.agentDir,
+    privateDir: join(box.root, "private"),
+    config,
+    redact: createRedactor(config.secrets),
+    truncate: (text) => ({ text, truncated: false }),
+    services: {},
+  };
+  const tools = new Map<string, BridgedTool>();
+  const kernel = createKernel();
+  const host = new McpHost(kernel, context, {
+    register: (bridged) => {
+      for (const tool of bridged) tools.set(tool.tool.name, tool);
+    },
+    deactivate: () => undefined,
+  });
+  await kernel.hooks.hostStart.promise(context);
+  host.start();
+  const status = (name: string) => host.status().find((server) => server.name === name);
+  const runtime: RuntimeControl = {
+    settingsChanged: async () => undefined,
+    status: async () => ({ config, servers: host.status() }),
+    reconnect: (name) => host.reconnect(name),
+    settled: async () => true,
+    host: async () => host,
+  };
+  return {
+    host,
+    tools,
+    runtime,
+    state: (name) => status(name)?.state ?? "disabled",
+    cause: (name) => status(name)?.cause,
+    async waitFor(name, states, timeoutMs = 10_000) {
+      const wanted: readonly ConnectionState[] = typeof states === "string" ? [states] : states;
+      await until(() => wanted.includes(status(name)?.state ?? "disabled"), timeoutMs, () => JSON.stringify(status(name)));
+    },
+    async call(tool, args = {}) {
+      const bridged = tools.get(tool);
+      if (!bridged) throw new Error(`no tool ${tool}`);
+      const outcome = await bridged.execute(args, {});
+      return { text: outcome.content.map((item) => (item.type === "text" ? item.text : "")).join("\n"), isError: outcome.isError };
+    },
+    stop: () => host.shutdown(),
+  };
+}
+
+/** Runs a command line through the shared core on the CLI surface (or /mcp with `runtime`), capturing progress lines. */
+export async function runCommand(box: Sandbox, argv: readonly string[], runtime?: RuntimeControl): Promise<CommandResult & { progress: string[] }> {
+  const progress: string[] = [];
+  const base = cliCommandEnvironment(box.projectDir, box.env(), async () => createKernel());
+  const env: CommandEnvironment = { ...base, ...(runtime && { surface: "pi" as const, runtime }), progress: (text) => progress.push(text) };
+  const commands = commandsFor(runtime ? "pi" : "cli", RUNTIME_COMMANDS);
+  const result = await runCommandLine(commands, argv, env);
+  return { ...result, progress };
+}
+
+/** The pi-mcp CLI from source, as its own process. */
+export function cliProcess(box: Sandbox, argv: readonly string[], timeoutMs = 30_000): Promise<ProcessResult> {
+  return runProcess(nodeBinary(), ["--experimental-transform-types", "--no-warnings", join(REPO_ROOT, "cli/index.ts"), ...argv], {
+    cwd: box.projectDir,
+    env: box.env(),
+    timeoutMs,
+  });
+}
+
+/** The authorization URL printed by `auth --no-open`. */
+export function authorizationUrlIn(output: string): string {
+  const match = /(http:\/\/127\.0\.0\.1:\d+\/auth\?\S+)/.exec(output);
+  if (!match) throw new Error(`no authorization URL in: ${output}`);
+  return match[1]!;
+}
