@@ -1,0 +1,42 @@
+// A real Pi: a resource subscription made with /mcp subscribe brings a notice on the next turn.
+import { writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { afterEach, beforeEach, expect, it } from "vitest";
+import { makePiHome, NODE, REPO_ROOT, startPiRpc, type PiHome } from "./harness/pi.ts";
+
+const EVERYTHING = join(REPO_ROOT, "node_modules/@modelcontextprotocol/server-everything/dist/index.js");
+const URI = "demo://resource/static/document/architecture.md";
+
+let home: PiHome;
+beforeEach(async () => {
+  home = await makePiHome();
+});
+afterEach(async () => {
+  await home.cleanup();
+});
+
+it("notes a changed subscribed resource for the next turn, naming server and URI, without reading it", async () => {
+  await writeFile(join(home.agentDir, "settings.json"), JSON.stringify({ mcp: { servers: { everything: { command: NODE, args: [EVERYTHING, "stdio"] } } } }));
+  const rpc = await startPiRpc({
+    home: home.home,
+    cwd: home.cwd,
+    extensions: [REPO_ROOT],
+    noSession: false,
+    script: [{ toolCall: { name: "mcp__everything__toggle-subscriber-updates", arguments: {} } }, { text: "updates on" }, { text: "seen" }],
+  });
+  try {
+    await rpc.prompt("/mcp wait");
+    const subscribed = await rpc.prompt(`/mcp subscribe everything ${URI}`);
+    expect(JSON.stringify(subscribed.records)).toContain(`Subscribed to ${URI}`);
+    await rpc.prompt("turn updates on");
+    // server-everything sends updates for subscribed resources every few seconds.
+    await new Promise((resolve) => setTimeout(resolve, 6_000));
+    await rpc.prompt("anything new?");
+    const last = rpc.requests().at(-1)!;
+    const seen = JSON.stringify(last.messages);
+    expect(seen).toContain(`Server \\"everything\\" reports that resource ${URI} changed`);
+    expect(seen).toContain("has not been read");
+  } finally {
+    await rpc.close();
+  }
+}, 60_000);
