@@ -17,6 +17,7 @@ import { PromptsPlugin } from "../plugins/prompts/index.ts";
 import { CompletionPlugin } from "../plugins/completion/index.ts";
 import { SamplingPlugin } from "../plugins/sampling/index.ts";
 import { ElicitationPlugin } from "../plugins/elicitation/index.ts";
+import { ObserverPlugin } from "../plugins/observer/index.ts";
 
 /**
  * The composition root: the one place that lists pi-mcp's internal plugins.
@@ -48,6 +49,7 @@ export function internalPlugins(): KernelPlugin[] {
     new CompletionPlugin(),
     new SamplingPlugin(),
     new ElicitationPlugin(),
+    new ObserverPlugin(),
   ];
 }
 

@@ -107,20 +107,20 @@ export const statusCommand: CommandSpec = {
   options: {},
   async run(_input, env): Promise<CommandResult> {
     const { config, servers, extra = [] } = await requireRuntime(env).status();
-    return { exitCode: 0, output: [formatStatus(config, servers), ...extra].join("\n") };
+    return { exitCode: 0, output: [formatStatus(config, servers), ...wrapColumns(extra)].join("\n") };
   },
 };
 
 export function formatStatus(config: EffectiveConfig, servers: readonly ConnectionStatus[]): string {
   if (!config.valid) {
-    return ["MCP is disabled: the settings are invalid.", ...config.issues.map((issue) => `  ${issue.path}: ${issue.message}`)].join("\n");
+    return wrapColumns(["MCP is disabled: the settings are invalid.", ...config.issues.map((issue) => `  ${issue.path}: ${issue.message}`)]).join("\n");
   }
   if (config.servers.length === 0) return "No MCP servers are configured.";
   const now = Date.now();
   const lines: string[] = [];
   for (const server of servers) {
     const parts = [`${server.name}: ${server.state}`];
-    if (server.state === "connected") parts.push(`${server.tools} tools`, `protocol ${server.protocolVersion ?? "?"}`);
+    if (server.state === "connected") parts.push(`${server.tools} tools${exposureSummary(server.exposures)}`, `protocol ${server.protocolVersion ?? "?"}`);
     if (server.state === "connected" && server.reusedAt !== undefined && server.connectedAt !== undefined) {
       parts.push(`reused from an earlier session, connected ${Math.round((now - server.connectedAt) / 1000)} s ago`);
     }
@@ -129,7 +129,39 @@ export function formatStatus(config: EffectiveConfig, servers: readonly Connecti
     lines.push(parts.join(", "));
     if (server.cause && server.state !== "connected") lines.push(`  cause: ${server.cause}`);
   }
-  return lines.join("\n");
+  return wrapColumns(lines).join("\n");
+}
+
+/**
+ * Status text stays readable in an 80-column terminal (Pi's notices are
+ * padded by one column on each side): a longer line breaks at a space, and
+ * its continuation is indented two columns past the line's own indentation.
+ */
+export function wrapColumns(lines: readonly string[], width = 78): string[] {
+  const out: string[] = [];
+  for (const line of lines) {
+    const indent = " ".repeat((/^ */.exec(line)?.[0].length ?? 0) + 2);
+    let rest = line;
+    let prefix = "";
+    while (prefix.length + rest.length > width) {
+      const room = Math.max(20, width - prefix.length);
+      if (rest.length <= room) break;
+      const space = rest.lastIndexOf(" ", room);
+      const cut = space > room / 3 ? space : room;
+      out.push(prefix + rest.slice(0, cut).trimEnd());
+      rest = rest.slice(cut).trimStart();
+      prefix = indent;
+    }
+    out.push(prefix + rest);
+  }
+  return out;
+}
+
+/** "" when every tool is direct, else e.g. " (10 direct, 3 deferred)". */
+function exposureSummary(exposures: ConnectionStatus["exposures"]): string {
+  const entries = Object.entries(exposures).filter(([, count]) => count !== undefined && count > 0);
+  if (entries.length === 0 || (entries.length === 1 && entries[0]![0] === "direct")) return "";
+  return ` (${entries.map(([exposure, count]) => `${count} ${exposure}`).join(", ")})`;
 }
 
 export const reconnectCommand: CommandSpec = {

@@ -65,7 +65,7 @@ export function createHooks() {
     systemPrompt: new SyncWaterfallHook<[string, SystemPromptContext]>(["prompt", "context"]),
     /** Extra lines for `/mcp status` (e.g. active subscriptions). */
     statusLines: new SyncWaterfallHook<[string[], HostContext]>(["lines", "host"]),
-    /** Refine how a tool call or result is presented in Pi's TUI. */
+    /** Build and refine a tool row (TUI and HTML export): the observer fills it at STAGE.BUILTIN; later taps refine it. */
     render: new SyncWaterfallHook<[RenderModel, RenderContext]>(["model", "context"]),
   });
 }

@@ -66,9 +66,10 @@ export interface SessionServices {
    * Adds a message (text and images) to the conversation now: Pi stores it on
    * the active branch at once (or right after a turn that is running), so it
    * reaches the model with the next turn and follows `/resume`, `/fork` and
-   * `/tree` like any other message. Never starts a turn.
+   * `/tree` like any other message. Never starts a turn. (Optional so that
+   * stand-ins written before it need not change.)
    */
-  addMessage(message: SessionMessage): void;
+  addMessage?(message: SessionMessage): void;
   /** Called after the active branch changed (`/tree`, `/fork`, `/resume`). */
   onBranchChange(listener: () => void): () => void;
 }

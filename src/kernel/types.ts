@@ -1,5 +1,5 @@
 import type { AuthProvider, Client, ClientCapabilities, Transport } from "@modelcontextprotocol/client";
-import type { EffectiveConfig, ServerEntry } from "../config/types.ts";
+import type { EffectiveConfig, Exposure, ServerEntry } from "../config/types.ts";
 import type { CallScope, HostServices } from "./services.ts";
 import type { RetainedLog } from "../runtime/retained-log.ts";
 
@@ -108,19 +108,63 @@ export interface SpillResult {
   readonly path: string;
 }
 
-export interface RenderModel {
+/** The state a tool row shows in words (never by colour alone). */
+export type RenderState = "pending" | "running" | "success" | "warning" | "failure" | "cancelled";
+
+/** One titled block of the expanded view (arguments, output, stored content, ...). */
+export interface RenderSection {
   title: string;
   lines: string[];
+}
+
+/**
+ * How one tool row (a server tool or a fixed resource tool) is presented: the
+ * observer builds it from persisted content and details, taps may refine it,
+ * and Pi's renderers draw it. Text here may be raw server text: the drawing
+ * side strips terminal controls and redacts settings' secrets from every string.
+ */
+export interface RenderModel {
+  /** The MCP server ("" when the operation spans every server). */
+  server: string;
+  /** The original MCP operation: the server's tool name, or a method such as `resources/read`. */
+  operation: string;
+  /** One line of arguments. */
+  argumentPreview: string;
+  state: RenderState;
+  /** The rest of the state line: content counts, progress, or the first line of an error. */
+  summary: string;
+  /** The expanded view, in order; empty while collapsed. */
+  sections: RenderSection[];
+}
+
+/** A persisted (or, while running, partial) tool result, as Pi stores it. */
+export interface RenderResult {
+  readonly content: readonly Readonly<Record<string, unknown>>[];
+  readonly details: Readonly<Record<string, unknown>>;
+  readonly isError: boolean;
 }
 
 export interface RenderContext {
   readonly server: string;
   readonly operation: string;
+  /** The Pi tool name (`mcp__server__tool`, `read_mcp_resource`). */
+  readonly tool: string;
+  readonly args: Readonly<Record<string, unknown>>;
+  /** Absent while only the call is known. */
+  readonly result: RenderResult | undefined;
+  readonly partial: boolean;
   readonly expanded: boolean;
+  /** Redacts settings' secrets: apply it (with terminal-control stripping) before cutting any text. */
+  readonly redact: Redactor;
 }
 
 /** What the instruction snapshot is built from: servers whose tool catalog reached Pi, in name order. */
 export interface SystemPromptContext {
   readonly host: HostContext;
-  readonly servers: readonly { readonly name: string; readonly instructions: string | undefined }[];
+  readonly servers: readonly {
+    readonly name: string;
+    readonly instructions: string | undefined;
+    /** How the server's tools reach the model (from `exposure` settings), sorted. */
+    readonly exposures: readonly Exposure[];
+  }[];
 }

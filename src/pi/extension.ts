@@ -23,6 +23,7 @@ import { McpHost } from "../runtime/host.ts";
 import { processPool } from "../runtime/pool.ts";
 import { createRedactor } from "../safety/text.ts";
 import { completeArgumentsLive } from "./completion.ts";
+import { HealthObserver, registerObserverMessages, toolRendering } from "./observer.ts";
 import { piServices } from "./services.ts";
 import { piToolSink } from "./tools.ts";
 
@@ -60,7 +61,11 @@ export function registerPiMcp(pi: ExtensionAPI, kernelOptions: KernelOptions = {
   /** The started host, for synchronous work (the system prompt); commands await `hostReady`. */
   let currentHost: McpHost | undefined;
   // Feature plugins own some commands; a kernel built now lists them (hosts build their own).
-  const featureCommands = createKernel(kernelOptions).commands;
+  const featureKernel = createKernel(kernelOptions);
+  const featureCommands = featureKernel.commands;
+  /** The MCP Observer UI's footer health and Attention Notices for the current session (TUI only). */
+  let health: HealthObserver | undefined;
+  if (featureKernel.has("observer")) registerObserverMessages(pi, () => currentHost?.context.redact ?? createRedactor(config?.secrets ?? []));
   const commands = (): CommandSpec[] => [...commandsFor("pi", [...runtimeCommands(), ...featureCommands]), helpCommand(() => commands())];
 
   const environment = (ctx: ExtensionContext): CommandEnvironment => {
@@ -94,6 +99,7 @@ export function registerPiMcp(pi: ExtensionAPI, kernelOptions: KernelOptions = {
     settingsChanged: async () => {
       const loaded = await environment(ctx).loadConfig();
       await (await ready).applyConfig(loaded, createRedactor(loaded.secrets));
+      health?.update();
     },
   });
 
@@ -104,12 +110,16 @@ export function registerPiMcp(pi: ExtensionAPI, kernelOptions: KernelOptions = {
     const privateDir = join(agent, "pi-mcp", "sessions", ctx.sessionManager.getSessionId());
     mkdirSync(privateDir, { recursive: true, mode: 0o700 });
     const kernel = createKernel(kernelOptions);
-    const services = piServices(pi, ctx, branchListeners);
+    const rendering = toolRendering(kernel, () => currentHost?.context.redact ?? context.redact);
+    const services = piServices(pi, ctx, branchListeners, rendering);
     const context = { cwd: ctx.cwd, agentDir: agent, privateDir, config: loaded, redact: createRedactor(loaded.secrets), truncate: piTruncate, services };
-    const host = new McpHost(kernel, context, piToolSink(pi), {}, processPool());
+    const notice = (text: string) => (ctx.hasUI ? ctx.ui.notify(text, "warning") : writeSync(2, `pi-mcp: ${text}\n`));
+    const host = new McpHost(kernel, context, piToolSink(pi, notice, rendering), { statusChanged: () => health?.update() }, processPool());
+    health = new HealthObserver(ctx, host);
     await kernel.hooks.hostStart.promise(context);
     host.start();
     currentHost = host;
+    health.update();
     return host;
   };
 
@@ -145,6 +155,8 @@ export function registerPiMcp(pi: ExtensionAPI, kernelOptions: KernelOptions = {
     const ready = hostReady;
     hostReady = undefined;
     currentHost = undefined;
+    health?.stop();
+    health = undefined;
     const current = await ready?.catch(() => undefined);
     // Replaced sessions (/reload, /new, /resume, /fork) hand their live connections to the next one.
     await current?.shutdown(undefined, event.reason === "quit" ? "quit" : "replaced");

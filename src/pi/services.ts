@@ -1,10 +1,11 @@
 import type { ExtensionAPI, ExtensionContext } from "@earendil-works/pi-coding-agent";
 import type { FixedTool, HostServices, PiToolRegistry, SessionServices, UiService } from "../kernel/services.ts";
 import { piModelService } from "./model.ts";
+import type { ToolRendering } from "./observer.ts";
 import { toPiResult } from "./tools.ts";
 
 /** Fixed tools (a plugin's own, like `read_mcp_resource`) registered with Pi, active only on request. */
-function piToolRegistry(pi: ExtensionAPI): PiToolRegistry {
+function piToolRegistry(pi: ExtensionAPI, rendering: ToolRendering | undefined): PiToolRegistry {
   const defined = new Set<string>();
   return {
     define(tool: FixedTool) {
@@ -13,6 +14,7 @@ function piToolRegistry(pi: ExtensionAPI): PiToolRegistry {
         label: tool.label,
         description: tool.description,
         parameters: tool.parameters as never,
+        ...rendering?.fixedTool(tool.name),
         execute: async (_id, params, signal, onUpdate) =>
           toPiResult(
             await tool.execute((params ?? {}) as Record<string, unknown>, {
@@ -66,8 +68,8 @@ function uiService(ctx: ExtensionContext): UiService | undefined {
   };
 }
 
-export function piServices(pi: ExtensionAPI, ctx: ExtensionContext, branchListeners: Set<() => void>): HostServices {
+export function piServices(pi: ExtensionAPI, ctx: ExtensionContext, branchListeners: Set<() => void>, rendering?: ToolRendering): HostServices {
   const ui = uiService(ctx);
   const model = piModelService(ctx);
-  return { piTools: piToolRegistry(pi), session: sessionServices(pi, ctx, branchListeners), ...(ui && { ui }), ...(model && { model }) };
+  return { piTools: piToolRegistry(pi, rendering), session: sessionServices(pi, ctx, branchListeners), ...(ui && { ui }), ...(model && { model }) };
 }

@@ -1,6 +1,8 @@
 import type { ExtensionAPI } from "@earendil-works/pi-coding-agent";
 import type { BridgedTool, ToolSink } from "../runtime/host.ts";
 import type { ToolOutcome } from "../kernel/services.ts";
+import type { Exposure } from "../config/types.ts";
+import type { ToolRendering } from "./observer.ts";
 
 /** Only the four MCP hints Pi knows; they are shown as the server's claims and grant nothing. */
 function annotationsOf(bridged: BridgedTool): Record<string, boolean> | undefined {
@@ -22,19 +24,52 @@ export function toPiResult(outcome: ToolOutcome) {
   return { content: outcome.content, details: outcome.details };
 }
 
-/** Registers bridged tools with Pi and withdraws the ones that went away. */
-export function piToolSink(pi: ExtensionAPI): ToolSink {
+/** The Pi tools that reach tools the model is not declared: activated when some MCP tool needs them. */
+const REACHING_TOOL: Readonly<Partial<Record<Exposure, string>>> = { deferred: "tool_search", codemode: "codemode" };
+
+/** Pi 1.x knows tool exposure (its tool list reports it); 0.84 does not. */
+function supportsExposure(pi: ExtensionAPI): boolean {
+  return pi.getAllTools().some((tool) => (tool as { exposure?: unknown }).exposure !== undefined);
+}
+
+/**
+ * Registers bridged tools with Pi and withdraws the ones that went away.
+ * `notice` tells the person once when Pi cannot honour a configured exposure.
+ * `rendering` draws the tool rows (the MCP Observer UI).
+ */
+export function piToolSink(pi: ExtensionAPI, notice: (text: string) => void = () => {}, rendering?: ToolRendering): ToolSink {
+  let exposureKnown: boolean | undefined;
+  let warned = false;
+  /** Where Pi has no exposure, deferred and codemode tools are declared directly and hidden ones not registered. */
+  const effectiveExposure = (exposure: Exposure): Exposure | "skip" => {
+    exposureKnown ??= supportsExposure(pi);
+    if (exposureKnown || exposure === "direct") return exposure;
+    if (!warned) {
+      warned = true;
+      notice(`This Pi does not support tool exposure: MCP tools configured as deferred or codemode are offered directly, and hidden ones are not registered.`);
+    }
+    return exposure === "hidden" ? "skip" : "direct";
+  };
   return {
     register(tools) {
+      const direct: string[] = [];
+      const reaching = new Set<string>();
       for (const bridged of tools) {
+        const exposure = effectiveExposure(bridged.exposure);
+        if (exposure === "skip") continue;
+        if (exposure === "direct") direct.push(bridged.name);
+        const reach = REACHING_TOOL[exposure];
+        if (reach) reaching.add(reach);
         const annotations = annotationsOf(bridged);
         pi.registerTool({
+          ...(exposure !== "direct" && { exposure, namespace: { name: `mcp__${bridged.server}`, aliases: [bridged.server] } }),
           name: bridged.name,
           label: `${bridged.server}: ${bridged.tool.title ?? bridged.tool.name}`,
           description: bridged.tool.description ?? `MCP tool ${bridged.tool.name} from ${bridged.server}`,
           // The exact schema the server advertised; it is compiled only when the tool is used.
           parameters: (isObject(bridged.tool.inputSchema) ? bridged.tool.inputSchema : { type: "object" }) as never,
           ...(annotations && { annotations }),
+          ...rendering?.serverTool(bridged.server, bridged.tool.name, bridged.name),
           execute: async (_toolCallId, params, signal, onUpdate, ctx) =>
             toPiResult(
               await bridged.execute((params ?? {}) as Record<string, unknown>, {
@@ -49,9 +84,11 @@ export function piToolSink(pi: ExtensionAPI): ToolSink {
             ),
         });
       }
-      // A tool that comes back after being withdrawn must be declared to the model again.
+      // A direct tool that comes back after being withdrawn must be declared to the model again,
+      // and tool_search / codemode must be active when some MCP tool is reached through them.
       const active = new Set(pi.getActiveTools());
-      const missing = tools.map((tool) => tool.name).filter((name) => !active.has(name));
+      const available = new Set(pi.getAllTools().map((tool) => tool.name));
+      const missing = [...direct, ...[...reaching].filter((name) => available.has(name))].filter((name) => !active.has(name));
       if (missing.length > 0) pi.setActiveTools([...active, ...missing]);
     },
     deactivate(names) {

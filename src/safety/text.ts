@@ -15,11 +15,11 @@ export function createRedactor(secrets: Iterable<string>): Redactor {
   };
 }
 
-// CSI (ESC [ ... final), OSC (ESC ] ... BEL or ST), other two-byte ESC sequences,
-// C0 controls other than tab and newline, DEL, and the C1 range.
+// CSI (ESC [ or 8-bit CSI, ... final), OSC (ESC ] ... BEL or ST; 8-bit OSC up to the next control),
+// other two-byte ESC sequences, C0 controls other than tab and newline, DEL, and the C1 range.
 const TERMINAL_CONTROLS =
   // eslint-disable-next-line no-control-regex
-  /\u001b\[[0-?]*[ -/]*[@-~]|\u001b\][^\u0007\u001b]*(?:\u0007|\u001b\\)?|\u001b[@-_]?|[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g;
+  /(?:\u001b\[|\u009b)[0-?]*[ -/]*[@-~]|\u001b\][^\u0007\u001b]*(?:\u0007|\u001b\\)?|\u009d[^\u0000-\u001f\u007f-\u009f]*(?:\u0007|\u009c|\u001b\\)?|\u001b[@-_]?|[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g;
 
 /** Removes terminal control sequences from text that came from a server or a setting. */
 export function stripTerminalControls(text: string): string {
