@@ -1,6 +1,7 @@
 import { Client, type Tool, type Transport } from "@modelcontextprotocol/client";
 import picomatch from "picomatch";
-import type { ServerEntry } from "../config/types.ts";
+import type { Exposure, ServerEntry } from "../config/types.ts";
+import { exposureOf } from "./exposure.ts";
 import { describeError, PiMcpError } from "../kernel/errors.ts";
 import type { Kernel } from "../kernel/kernel.ts";
 import type { ConnectionContext, HostContext, LiveConnection } from "../kernel/types.ts";
@@ -25,6 +26,8 @@ export interface ConnectionStatus {
   readonly protocolVersion?: string;
   readonly serverInfo?: { readonly name: string; readonly version: string };
   readonly tools: number;
+  /** How many tools have each exposure (direct, deferred, codemode, hidden). */
+  readonly exposures: Partial<Record<Exposure, number>>;
   readonly connectedAt?: number;
   readonly pid?: number;
   /** When this session took the connection over from an earlier one (after /reload, /new, /resume, /fork). */
@@ -176,10 +179,21 @@ export class ServerConnection {
       ...(this.stateValue === "connected" && this.client?.getNegotiatedProtocolVersion() && { protocolVersion: this.client.getNegotiatedProtocolVersion()! }),
       ...(version && { serverInfo: { name: safeText(version.name, this.host.redact), version: safeText(version.version, this.host.redact) } }),
       tools: this.toolList.length,
+      exposures: this.exposureCounts(),
       ...(this.connectedAt !== undefined && { connectedAt: this.connectedAt }),
       ...(this.pid !== undefined && { pid: this.pid }),
       ...(this.reusedAt !== undefined && { reusedAt: this.reusedAt }),
     };
+  }
+
+  /** How many of the server's tools have each exposure. */
+  private exposureCounts(): Partial<Record<Exposure, number>> {
+    const counts: Partial<Record<Exposure, number>> = {};
+    for (const tool of this.toolList) {
+      const exposure = exposureOf(this.hostValue.config, this.entry.definition, tool.name);
+      counts[exposure] = (counts[exposure] ?? 0) + 1;
+    }
+    return counts;
   }
 
   /** The connected client, or an error that says why there is none. */

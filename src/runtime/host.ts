@@ -6,7 +6,8 @@ import type { HostContext } from "../kernel/types.ts";
 import { coalesce } from "./coalesce.ts";
 import { CATALOG_COALESCE_MS, ServerConnection, type ConnectionEvents, type ConnectionStatus } from "./connection.ts";
 import { canonicalPath } from "../config/paths.ts";
-import type { ServerEntry } from "../config/types.ts";
+import type { Exposure, ServerEntry } from "../config/types.ts";
+import { exposureOf } from "./exposure.ts";
 import type { CallOptions, ToolOutcome } from "../kernel/services.ts";
 import { poolKey, type ConnectionPool } from "./pool.ts";
 import { RetainedLog } from "./retained-log.ts";
@@ -19,6 +20,8 @@ export interface BridgedTool {
   readonly name: string;
   readonly server: string;
   readonly tool: Tool;
+  /** How the model reaches it (settings: `exposure`, `toolExposure`). */
+  readonly exposure: Exposure;
   execute(args: Record<string, unknown>, options: CallOptions): Promise<ToolOutcome>;
 }
 
@@ -208,18 +211,17 @@ export class McpHost {
     const now = new Set<string>();
     for (const { server, tool, connection } of offered) {
       const name = this.names.get(key(server, tool.name))!;
-      let fingerprint: string;
-      try {
-        fingerprint = JSON.stringify(tool);
-      } catch (error) {
-        // Nested too deeply to serialize (a stack overflow): offered to Pi it would break every model request.
-        connection.log.append(`[pi-mcp] left out tool ${JSON.stringify(tool.name)}: its definition cannot be serialized (${error instanceof Error ? error.message : String(error)})\n`);
+      // Pi and model clients serialize tool definitions recursively: one nested too deeply would break every model request.
+      const fingerprint = definitionFingerprint(tool);
+      if (typeof fingerprint !== "string") {
+        connection.log.append(`[pi-mcp] left out tool ${JSON.stringify(tool.name)}: ${fingerprint.problem}\n`);
         continue;
       }
       now.add(name);
-      if (this.registered.get(name) === fingerprint && this.active.has(name)) continue;
-      this.registered.set(name, fingerprint);
-      changed.push({ name, server, tool, execute: (args, options) => this.execute(connection, tool, args, options) });
+      const exposure = exposureOf(this.config, connection.entry.definition, tool.name);
+      if (this.registered.get(name) === `${exposure}:${fingerprint}` && this.active.has(name)) continue;
+      this.registered.set(name, `${exposure}:${fingerprint}`);
+      changed.push({ name, server, tool, exposure, execute: (args, options) => this.execute(connection, tool, args, options) });
     }
     this.synced = [...this.connections.values()].filter((connection) => connection.state === "connected").map((connection) => connection.name).sort();
     const gone = [...this.active].filter((name) => !now.has(name));
@@ -235,7 +237,11 @@ export class McpHost {
    * a connection.
    */
   systemPrompt(base: string): string {
-    const servers = this.synced.map((name) => ({ name, instructions: this.connections.get(name)?.instructions() }));
+    const servers = this.synced.map((name) => {
+      const connection = this.connections.get(name);
+      const exposures = new Set((connection?.tools ?? []).map((tool) => exposureOf(this.config, connection?.entry.definition, tool.name)));
+      return { name, instructions: connection?.instructions(), exposures: [...exposures].sort() };
+    });
     return this.kernel.hooks.systemPrompt.call(base, { host: this.context, servers });
   }
 
@@ -297,6 +303,41 @@ function killQuietly(pid: number): void {
   } catch {
     // already gone
   }
+}
+
+/** Tool definitions nested deeper than this (objects and arrays) are left out. */
+export const MAX_DEFINITION_DEPTH = 256;
+
+/** The definition's JSON, or why it cannot be offered: nested too deeply to serialize safely. */
+function definitionFingerprint(tool: Tool): string | { problem: string } {
+  let json: string;
+  try {
+    json = JSON.stringify(tool);
+  } catch (error) {
+    return { problem: `its definition cannot be serialized (${error instanceof Error ? error.message : String(error)})` };
+  }
+  // A JSON text nested d levels deep has at least 2d characters: short ones need no scan.
+  if (json.length > 2 * MAX_DEFINITION_DEPTH && jsonDepth(json) > MAX_DEFINITION_DEPTH) {
+    return { problem: `its definition is nested more than ${MAX_DEFINITION_DEPTH} levels deep` };
+  }
+  return json;
+}
+
+/** The nesting depth of a JSON text, counted without recursion. */
+function jsonDepth(json: string): number {
+  let depth = 0;
+  let max = 0;
+  let inString = false;
+  for (let i = 0; i < json.length; i++) {
+    const c = json.charCodeAt(i);
+    if (inString) {
+      if (c === 0x5c) i++;
+      else if (c === 0x22) inString = false;
+    } else if (c === 0x22) inString = true;
+    else if (c === 0x7b || c === 0x5b) max = Math.max(max, ++depth);
+    else if (c === 0x7d || c === 0x5d) depth--;
+  }
+  return max;
 }
 
 /** A name a third-party tap produced that providers would reject is made safe again. */

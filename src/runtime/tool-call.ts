@@ -107,6 +107,10 @@ export async function mapCallResult(
   raw: Record<string, unknown>,
 ): Promise<ToolOutcome> {
   const where = { kernel, host: connection.host, server: connection.name, operation: tool.name };
+  // `content` may be left out (it then means none), but anything else than a list breaks the protocol: an error, not an empty answer.
+  if (raw.content !== undefined && !Array.isArray(raw.content)) {
+    throw new PiMcpError("failed", `${connection.name}/${tool.name}: the server answered with an invalid result (content is not a list)`);
+  }
   const mapped = await mapContent(where, raw, { server: connection.name, tool: tool.name });
   if (tool.outputSchema && !mapped.isError) {
     const check = raw.structuredContent === undefined ? { ok: false as const, message: "the tool has an output schema but returned no structured content" } : schemas.check(tool.outputSchema, raw.structuredContent, "structured content");
@@ -162,11 +166,21 @@ async function limitText(origin: ResultOrigin, content: PiContent[], details: Re
   const full = texts.map((item) => item.text).join("\n");
   const cut = host.truncate(full);
   if (!cut.truncated) return content;
-  const spill = await kernel.hooks.spill.promise({ host, server, operation, text: full });
+  let spill: { path: string } | undefined;
+  let unsaved: string | undefined;
+  try {
+    spill = await kernel.hooks.spill.promise({ host, server, operation, text: full });
+  } catch (error) {
+    // The spill folder cannot be written (full disk, permissions, ...): the model still gets the cut text, and is told why.
+    unsaved = host.redact(describeError(error));
+    details.spillError = unsaved;
+  }
   if (spill) details.spillPath = spill.path;
   const note = spill
     ? `\n\n[output truncated to Pi's limit; the complete ${full.length}-character output is in ${spill.path}]`
-    : "\n\n[output truncated to Pi's limit]";
+    : unsaved !== undefined
+      ? `\n\n[output truncated to Pi's limit; the complete ${full.length}-character output could not be saved: ${unsaved}]`
+      : "\n\n[output truncated to Pi's limit]";
   const images = content.filter((item) => item.type === "image");
   return [{ type: "text", text: cut.text + note }, ...images];
 }
