@@ -1,0 +1,242 @@
+/**
+ * 4. Memory, each part in a fresh Node process (--expose-gc) so one part's
+ * heap cannot hide or inflate another's:
+ * - resident memory per connected server: RSS after connecting 10 stdio
+ *   servers (tools listed and bridged) minus RSS before, over 10; pi-mcp's
+ *   host versus 10 raw SDK clients;
+ * - a 200 MB stderr flood: the server's retained log stays at 256 KiB, and
+ *   host RSS stays flat: sampled every 50 ms, its peak while the second half
+ *   of the flood drains is no higher than during the first half (what grows
+ *   at all is V8's heap sizing under allocation pressure, as with a raw SDK
+ *   client that drops its stderr, measured alike); a second server keeps
+ *   answering meanwhile.
+ */
+import { rm } from "node:fs/promises";
+import { dirname } from "node:path";
+import { performance } from "node:perf_hooks";
+import { createKernel } from "../src/composition.ts";
+import { RETAINED_LOG_BYTES } from "../src/runtime/retained-log.ts";
+import { fixtureServer, startHost, type TestHost } from "../test/helpers/host.ts";
+import { fixturePath, gc, median, MiB, nodePath, rawStdioClient, round, rssMiB, sleep, type BenchResult, type RawClient } from "./lib.ts";
+import { runWorker } from "./worker.ts";
+
+const SERVERS = 10;
+
+/** Stops a host; its private folder may still be receiving the logging plugin's last writes, so removal is retried. */
+async function stopHost(h: TestHost): Promise<void> {
+  try {
+    await h.stop();
+  } catch {
+    await rm(dirname(h.privateDir), { recursive: true, force: true, maxRetries: 20, retryDelay: 250 });
+  }
+}
+
+async function settledRss(): Promise<number> {
+  for (let i = 0; i < 3; i++) {
+    gc();
+    await sleep(50);
+  }
+  return rssMiB();
+}
+
+function heapMiB(): number {
+  const usage = process.memoryUsage();
+  return (usage.heapUsed + usage.external) / MiB;
+}
+
+/** Worker: RSS growth for 10 connected servers through pi-mcp. */
+export async function memoryHostServers(): Promise<{ perServer: number; heapPerServer: number }> {
+  // Load everything a connection uses before the baseline (one throwaway connection).
+  const warm = await startHost({ warm: fixtureServer("basic") });
+  await warm.waitForTools(3);
+  await warm.call("mcp__warm__echo", { text: "warm" });
+  await stopHost(warm);
+  const before = await settledRss();
+  const heapBefore = heapMiB();
+  const servers = Object.fromEntries(Array.from({ length: SERVERS }, (_, i) => [`s${i}`, fixtureServer("basic")]));
+  const h = await startHost(servers, { connectTimeoutMs: 20_000 });
+  await h.waitForTools(SERVERS * 3, { timeoutMs: 30_000 });
+  for (let i = 0; i < SERVERS; i++) await h.call(`mcp__s${i}__echo`, { text: "hi" });
+  const after = await settledRss();
+  const heapAfter = heapMiB();
+  await stopHost(h);
+  return { perServer: (after - before) / SERVERS, heapPerServer: (heapAfter - heapBefore) / SERVERS };
+}
+
+/** Worker: RSS growth for 10 connected raw SDK clients. */
+export async function memoryRawServers(): Promise<{ perServer: number; heapPerServer: number }> {
+  const warm = await rawStdioClient(nodePath(), [fixturePath("basic")]);
+  await warm.client.listTools();
+  await warm.client.callTool({ name: "echo", arguments: { text: "warm" } });
+  await warm.close();
+  const before = await settledRss();
+  const heapBefore = heapMiB();
+  const clients: RawClient[] = [];
+  for (let i = 0; i < SERVERS; i++) clients.push(await rawStdioClient(nodePath(), [fixturePath("basic")]));
+  for (const raw of clients) {
+    await raw.client.listTools();
+    await raw.client.callTool({ name: "echo", arguments: { text: "hi" } });
+  }
+  const after = await settledRss();
+  const heapAfter = heapMiB();
+  await Promise.all(clients.map((raw) => raw.close()));
+  return { perServer: (after - before) / SERVERS, heapPerServer: (heapAfter - heapBefore) / SERVERS };
+}
+
+interface FloodResult {
+  logBytes: number;
+  dropped: number;
+  baseline: number;
+  /** Highest RSS while the first half of the flood was drained, and during the second half. */
+  firstHalfPeak: number;
+  secondHalfPeak: number;
+  after: number;
+  seconds: number;
+  echoMedian: number;
+}
+
+/**
+ * Samples RSS every 50 ms while `drained()` (bytes of the flood consumed so
+ * far) grows to `total`, and calls `echo` on another server every 20 ms.
+ */
+async function watchFlood(total: number, drained: () => number, done: () => boolean, echo: () => Promise<void>) {
+  const baseline = await settledRss();
+  let firstHalfPeak = baseline;
+  let secondHalfPeak = 0;
+  const sample = () => {
+    const rss = rssMiB();
+    if (drained() < total / 2) firstHalfPeak = Math.max(firstHalfPeak, rss);
+    else secondHalfPeak = Math.max(secondHalfPeak, rss);
+  };
+  const sampler = setInterval(sample, 50);
+  const start = performance.now();
+  const echoes: number[] = [];
+  while (!done()) {
+    const t = performance.now();
+    await echo();
+    echoes.push(performance.now() - t);
+    await sleep(20);
+    if (performance.now() - start > 120_000) throw new Error("the flood did not finish within 120 s");
+  }
+  const seconds = (performance.now() - start) / 1000;
+  clearInterval(sampler);
+  sample();
+  const after = await settledRss();
+  return { baseline, firstHalfPeak, secondHalfPeak, after, seconds, echoMedian: median(echoes) };
+}
+
+/** Worker: a stderr flood into pi-mcp's retained log, while a second server is called. */
+export async function memoryFlood({ megabytes = 200, disable = [] as string[] } = {}): Promise<FloodResult> {
+  const h = await startHost(
+    { flood: fixtureServer("stderr-flood", { FIXTURE_FLOOD_MB: String(megabytes) }), other: fixtureServer("basic") },
+    { connectTimeoutMs: 20_000, requestTimeoutMs: 30_000, kernel: createKernel({ disable }) },
+  );
+  try {
+    await h.waitForTools(4, { timeoutMs: 30_000 });
+    const log = h.host.connection("flood")!.log;
+    const watched = await watchFlood(
+      megabytes * MiB,
+      () => log.bytes + log.droppedBytes,
+      // The fixture ends with "FLOOD DONE\n" once all of it is written.
+      () => log.bytes + log.droppedBytes >= megabytes * MiB + "FLOOD DONE\n".length,
+      async () => void (await h.call("mcp__other__echo", { text: "still here" })),
+    );
+    return { ...watched, logBytes: log.bytes, dropped: log.droppedBytes };
+  } finally {
+    await stopHost(h);
+  }
+}
+
+/** Worker: the same flood into a raw SDK client whose stderr is drained and dropped. */
+export async function memoryRawFlood({ megabytes = 200 } = {}): Promise<FloodResult> {
+  let drained = 0;
+  let done = false;
+  const flood = await rawStdioClient(nodePath(), [fixturePath("stderr-flood")], {
+    env: { FIXTURE_FLOOD_MB: String(megabytes) },
+    stderr: (chunk) => {
+      drained += chunk.length;
+      if (chunk.toString("latin1", Math.max(0, chunk.length - 11)) === "FLOOD DONE\n") done = true;
+    },
+  });
+  const other = await rawStdioClient(nodePath(), [fixturePath("basic")]);
+  try {
+    const watched = await watchFlood(
+      megabytes * MiB,
+      () => drained,
+      () => done,
+      async () => void (await other.client.callTool({ name: "echo", arguments: { text: "still here" } })),
+    );
+    return { ...watched, logBytes: 0, dropped: drained };
+  } finally {
+    await flood.close();
+    await other.close();
+  }
+}
+
+export async function memory({ megabytes = 200 } = {}): Promise<BenchResult> {
+  const host = await runWorker<{ perServer: number; heapPerServer: number }>("memoryHostServers");
+  const raw = await runWorker<{ perServer: number; heapPerServer: number }>("memoryRawServers");
+  const flood = await runWorker<FloodResult>("memoryFlood", { megabytes });
+  const rawFlood = await runWorker<FloodResult>("memoryRawFlood", { megabytes });
+  const logOk = flood.logBytes <= RETAINED_LOG_BYTES;
+  const secondHalfGrowth = flood.secondHalfPeak - flood.firstHalfPeak;
+  // A leak of the flood's data would add ~100 MiB over the second 100 MB; bounded heap growth adds a few.
+  const flat = secondHalfGrowth <= 16;
+  const growth = (result: FloodResult) => Math.max(result.firstHalfPeak, result.secondHalfPeak) - result.baseline;
+  const bench = "4. memory";
+  return {
+    name: "memory",
+    rows: [
+      {
+        bench,
+        metric: `RSS per connected stdio server (host process; ${SERVERS} servers connected, tools listed, one call each)`,
+        piMcp: round(host.perServer, 2),
+        raw: round(raw.perServer, 2),
+        ratio: round(host.perServer / raw.perServer, 2),
+        unit: "MiB",
+      },
+      {
+        bench,
+        metric: "JS heap + external memory per connected server (same run)",
+        piMcp: round(host.heapPerServer, 3),
+        raw: round(raw.heapPerServer, 3),
+        ratio: round(host.heapPerServer / raw.heapPerServer, 2),
+        unit: "MiB",
+      },
+      {
+        bench,
+        metric: `${megabytes} MB stderr flood: the server's retained log (${round(flood.dropped / MiB, 0)} MiB dropped)`,
+        piMcp: flood.logBytes,
+        unit: "bytes",
+        goal: `≤ ${RETAINED_LOG_BYTES} (256 KiB)`,
+        met: logOk,
+      },
+      {
+        bench,
+        metric: `${megabytes} MB stderr flood: host RSS growth during the second ${megabytes / 2} MB (peak in 2nd half − peak in 1st half)`,
+        piMcp: round(secondHalfGrowth, 1),
+        raw: round(rawFlood.secondHalfPeak - rawFlood.firstHalfPeak, 1),
+        unit: "MiB",
+        goal: "≤ 16 MiB (flat; a leak would add ~100)",
+        met: flat,
+      },
+      {
+        bench,
+        metric: `${megabytes} MB stderr flood: RSS before → peak → after (drained in ${round(flood.seconds, 1)} s; raw ${round(rawFlood.seconds, 1)} s)`,
+        piMcp: `${round(flood.baseline, 0)} → ${round(Math.max(flood.firstHalfPeak, flood.secondHalfPeak), 0)} → ${round(flood.after, 0)}`,
+        raw: `${round(rawFlood.baseline, 0)} → ${round(Math.max(rawFlood.firstHalfPeak, rawFlood.secondHalfPeak), 0)} → ${round(rawFlood.after, 0)}`,
+        ratio: round(growth(flood) / growth(rawFlood), 2),
+        unit: "MiB",
+      },
+      {
+        bench,
+        metric: "echo on a second server during the flood, median",
+        piMcp: round(flood.echoMedian, 2),
+        raw: round(rawFlood.echoMedian, 2),
+        ratio: round(flood.echoMedian / rawFlood.echoMedian, 2),
+        unit: "ms",
+      },
+    ],
+    notes: [],
+  };
+}
