@@ -33,6 +33,9 @@ export default function piMcp(pi: ExtensionAPI): void {
   });
   const load = async () => {
     await (core ??= import("./pi/extension.ts").then(({ registerPiMcp }) => {
+      // A session that ended while the core loaded (a quick `pi -p`) has nothing left to set up:
+      // Pi's API of that session is gone.
+      if (ended) return;
       registerPiMcp(view);
       loaded = true;
     }));
@@ -58,14 +61,13 @@ export default function piMcp(pi: ExtensionAPI): void {
       if (event === "session_start") {
         // Loading and starting both happen later (or when a command needs them first).
         pendingStart = [payload, ctx];
-        setTimeout(() => void load(), 0);
+        setTimeout(() => load().catch((error: unknown) => process.stderr.write(`pi-mcp failed to load: ${String(error)}\n`)), 0);
         return undefined;
       }
       if (event === "session_shutdown") {
         ended = true;
-        if (!core) return undefined;
-        await core;
-        return handlers.get(event)?.(payload, ctx);
+        // Not loaded yet means no host was started: nothing to close, and nothing will start now.
+        return loaded ? handlers.get(event)?.(payload, ctx) : undefined;
       }
       // The system prompt and branch changes need a started host: before that there is nothing to add.
       return loaded ? handlers.get(event)?.(payload, ctx) : undefined;

@@ -73,6 +73,16 @@ describe("the Instruction Snapshot", () => {
 });
 
 describe("process lifetime", () => {
+  it("a session that ends before pi-mcp finished loading exits cleanly (a quick pi -p)", async () => {
+    await writeSettings({ servers: { everything } });
+    for (const version of ["1.6", "0.84"] as const) {
+      const run = await runPi({ version, home: home.home, cwd: home.cwd, extensions: [REPO_ROOT], args: ["-p", "hi"], env: { E2E_SECRET: SECRET }, script: [{ text: "quick answer" }], timeoutMs: 30_000 });
+      expect(run.stderr).not.toMatch(/stale|failed to load/);
+      expect(run.code).toBe(0);
+      expect(run.stdout).toContain("quick answer");
+    }
+  });
+
   it("Pi exits promptly and leaves no server process behind, even when it quits while servers are starting", async () => {
     const startLog = join(home.home, "starts.log");
     const crashFixture = join(REPO_ROOT, "test/fixtures/servers/crash.mjs");
