@@ -26,12 +26,24 @@ export function retainedLogPath(privateDir: string, server: string): string {
 function persist(log: RetainedLog, path: string): void {
   let timer: NodeJS.Timeout | undefined;
   let pending = 0;
-  let writing = Promise.resolve();
+  // At most one write runs and at most one more waits: each writes the newest text, so a flood
+  // costs a bounded number of rewrites, not one per 64 KiB.
+  let writing = false;
+  let again = false;
+  const write = async () => {
+    writing = true;
+    do {
+      again = false;
+      await writeAtomically(path, log.text(), 0o600).catch(() => undefined);
+    } while (again);
+    writing = false;
+  };
   const flush = () => {
     clearTimeout(timer);
     timer = undefined;
     pending = 0;
-    writing = writing.then(() => writeAtomically(path, log.text(), 0o600)).catch(() => undefined);
+    if (writing) again = true;
+    else void write();
   };
   let lastBytes = log.bytes + log.droppedBytes;
   log.onAppend(() => {

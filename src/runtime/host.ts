@@ -129,7 +129,7 @@ export class McpHost {
     return {
       stateChanged: () => {
         // A server that just connected brings its first catalog: it reaches Pi at once, not a window later.
-        if (connected()) void this.bridgeTools();
+        if (connected()) this.bridgeTools().catch((error: unknown) => current()?.log.append(`[pi-mcp] offering the tools to Pi failed: ${String(error)}\n`));
         else this.syncTools.trigger();
         this.events.statusChanged?.();
       },
