@@ -1,6 +1,7 @@
 import { readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { isAlive } from "../helpers/host.ts";
 import { makePiHome, NODE, REPO_ROOT, runPi, type PiHome, type PiVersion } from "./harness/pi.ts";
 
 const EVERYTHING = join(REPO_ROOT, "node_modules/@modelcontextprotocol/server-everything/dist/index.js");
@@ -93,14 +94,7 @@ describe("process lifetime", () => {
       expect(result.code).toBe(0);
     }
     const pids = (await readFile(startLog, "utf8").catch(() => "")).split("\n").filter(Boolean).map(Number);
-    const alive = pids.filter((pid) => {
-      try {
-        process.kill(pid, 0);
-        return true;
-      } catch {
-        return false;
-      }
-    });
+    const alive = pids.filter(isAlive);
     expect(alive).toEqual([]);
   });
 });

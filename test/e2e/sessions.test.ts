@@ -2,6 +2,7 @@
 import { readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterEach, beforeEach, expect, it } from "vitest";
+import { isAlive } from "../helpers/host.ts";
 import { makePiHome, NODE, REPO_ROOT, startPiRpc, type PiHome } from "./harness/pi.ts";
 
 const PROBE = join(REPO_ROOT, "test/e2e/harness/fixtures/probe.ts");
@@ -15,14 +16,6 @@ afterEach(async () => {
   await home.cleanup();
 });
 
-const alive = (pid: number) => {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-};
 
 it("keeps the same server process across /reload, new_session and fork, then closes it when Pi quits", async () => {
   const startLog = join(home.home, "starts.log");
@@ -52,9 +45,9 @@ it("keeps the same server process across /reload, new_session and fork, then clo
     expect((await rpc.send({ type: "fork", entryId: message.entryId })).data).toMatchObject({ cancelled: false });
     expect(await statusText()).toMatch(/one: connected.*reused from an earlier session/);
     expect(await pids()).toEqual([pid]);
-    expect(alive(pid)).toBe(true);
+    expect(isAlive(pid)).toBe(true);
   } finally {
     await rpc.close();
   }
-  expect(alive(pid)).toBe(false);
+  expect(isAlive(pid)).toBe(false);
 }, 90_000);

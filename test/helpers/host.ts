@@ -251,3 +251,13 @@ export function childServers(): string[] {
 export function textOf(outcome: ToolOutcome): string {
   return outcome.content.flatMap((item) => (item.type === "text" ? [item.text] : [])).join("\n");
 }
+
+/** Whether a process still exists (signal 0 checks without touching it). */
+export function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}

@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, expect, it } from "vitest";
 import { ConnectionPool } from "../../src/runtime/pool.ts";
-import { fixtureServer, startHost, stopAllHosts, textOf, until } from "../helpers/host.ts";
+import { fixtureServer, isAlive, startHost, stopAllHosts, textOf, until } from "../helpers/host.ts";
 
 afterEach(stopAllHosts);
 
@@ -13,14 +13,6 @@ async function startLog(): Promise<{ path: string; pids(): Promise<number[]> }> 
   return { path, pids: async () => (await readFile(path, "utf8").catch(() => "")).split("\n").filter(Boolean).map(Number) };
 }
 
-const alive = (pid: number) => {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-};
 
 it("hands a live connection to the next session: same process, no second initialize, tools at once", async () => {
   const pool = new ConnectionPool();
@@ -31,7 +23,7 @@ it("hands a live connection to the next session: same process, no second initial
   const pid = first.status("one").pid!;
   await first.host.shutdown(undefined, "replaced");
   expect(pool.size).toBe(1);
-  expect(alive(pid)).toBe(true);
+  expect(isAlive(pid)).toBe(true);
 
   const second = await startHost(servers, { pool });
   await second.waitForTools(2, { server: "one", timeoutMs: 2_000 });
@@ -66,8 +58,8 @@ it("closes a retained connection nobody takes once the retention time is over", 
   await h.waitForState("one", "connected");
   const pid = h.status("one").pid!;
   await h.host.shutdown(undefined, "replaced");
-  expect(alive(pid)).toBe(true);
-  await until(() => !alive(pid), 6_000);
+  expect(isAlive(pid)).toBe(true);
+  await until(() => !isAlive(pid), 6_000);
   expect(pool.size).toBe(0);
 });
 
@@ -96,5 +88,5 @@ it("quitting closes retained connections too", async () => {
   await a.host.shutdown(undefined, "replaced");
   const b = await startHost({}, { pool });
   await b.host.shutdown(undefined, "quit");
-  await until(() => !alive(pid), 6_000);
+  await until(() => !isAlive(pid), 6_000);
 });
