@@ -2,35 +2,13 @@
 import { readFile, stat } from "node:fs/promises";
 import { afterEach, describe, expect, it } from "vitest";
 import { runCommandLine } from "../../src/commands/index.ts";
-import type { CommandEnvironment } from "../../src/commands/types.ts";
 import { createKernel } from "../../src/composition.ts";
 import { retainedLogPath } from "../../plugins/logging/index.ts";
-import { everythingStdio, fixtureServer, startHost, stopAllHosts, textOf, until, type TestHost } from "../helpers/host.ts";
+import { everythingStdio, fixtureServer, piEnvironment, startHost, stopAllHosts, textOf, until, type TestHost } from "../helpers/host.ts";
 import { fakeServices } from "../helpers/services.ts";
 
 afterEach(stopAllHosts);
 
-/** A `/mcp` environment whose runtime is the test host. */
-function piEnvironment(h: TestHost): CommandEnvironment {
-  return {
-    surface: "pi",
-    agentDir: "/nonexistent",
-    cwd: process.cwd(),
-    env: process.env,
-    projectTrusted: false,
-    savedTrust: null,
-    credentials: { has: async () => false, remove: async () => false },
-    createKernel: async () => createKernel(),
-    loadConfig: async () => h.config,
-    runtime: {
-      status: async () => ({ config: h.config, servers: h.host.status(), extra: h.host.statusLines() }),
-      reconnect: (name) => h.host.reconnect(name),
-      settled: (ms) => h.host.settled(ms),
-      host: async () => h.host,
-      settingsChanged: async () => {},
-    },
-  };
-}
 const commands = (h: TestHost) => [...h.host.kernelInstance.commands];
 
 describe("resources", () => {

@@ -3,11 +3,11 @@ import { readFile } from "node:fs/promises";
 import { fileURLToPath } from "node:url";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { runCommandLine } from "../../src/commands/index.ts";
-import type { CommandEnvironment, CommandResult } from "../../src/commands/types.ts";
+import type { CommandResult } from "../../src/commands/types.ts";
 import { createKernel } from "../../src/composition.ts";
 import type { HostServices, SessionMessage, SessionServices } from "../../src/kernel/services.ts";
 import { listPrompts, PROMPT_MESSAGE_TYPE, type PromptRecord } from "../../plugins/prompts/index.ts";
-import { everythingStdio, startHost, stopAllHosts, type StartHostOptions, type TestHost } from "../helpers/host.ts";
+import { everythingStdio, piEnvironment, startHost, stopAllHosts, type StartHostOptions, type TestHost } from "../helpers/host.ts";
 import { nodePath } from "../helpers/servers.ts";
 
 
@@ -28,27 +28,6 @@ function recordingSession(): SessionServices & { readonly added: SessionMessage[
   };
 }
 
-/** A `/mcp` environment whose runtime is the test host. */
-function piEnvironment(h: TestHost): CommandEnvironment {
-  return {
-    surface: "pi",
-    agentDir: "/nonexistent",
-    cwd: process.cwd(),
-    env: process.env,
-    projectTrusted: false,
-    savedTrust: null,
-    credentials: { has: async () => false, remove: async () => false },
-    createKernel: async () => createKernel(),
-    loadConfig: async () => h.config,
-    runtime: {
-      status: async () => ({ config: h.config, servers: h.host.status() }),
-      reconnect: (name) => h.host.reconnect(name),
-      settled: (ms) => h.host.settled(ms),
-      host: async () => h.host,
-      settingsChanged: async () => {},
-    },
-  };
-}
 
 interface PromptHost {
   readonly h: TestHost;

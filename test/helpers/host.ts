@@ -13,6 +13,7 @@ import { execFileSync } from "node:child_process";
 import { mkdir, mkdtemp, realpath, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import type { CommandEnvironment } from "../../src/commands/types.ts";
 import { createKernel } from "../../src/composition.ts";
 import { resolveConfig } from "../../src/config/resolve.ts";
 import type { EffectiveConfig, RetryPolicy } from "../../src/config/types.ts";
@@ -260,4 +261,26 @@ export function isAlive(pid: number): boolean {
   } catch {
     return false;
   }
+}
+
+/** A `/mcp` environment (Pi surface) whose runtime is the test host. */
+export function piEnvironment(h: TestHost): CommandEnvironment {
+  return {
+    surface: "pi",
+    agentDir: "/nonexistent",
+    cwd: process.cwd(),
+    env: process.env,
+    projectTrusted: false,
+    savedTrust: null,
+    credentials: { has: async () => false, remove: async () => false },
+    createKernel: async () => createKernel(),
+    loadConfig: async () => h.config,
+    runtime: {
+      status: async () => ({ config: h.config, servers: h.host.status(), extra: h.host.statusLines() }),
+      reconnect: (name) => h.host.reconnect(name),
+      settled: (ms) => h.host.settled(ms),
+      host: async () => h.host,
+      settingsChanged: async () => {},
+    },
+  };
 }
