@@ -5,14 +5,13 @@
  * declare the `completions` capability is never asked. Every failure (a
  * timeout, an error, a malformed answer) just means no suggestions.
  */
+import { ANY_RESULT } from "../../src/runtime/paging.ts";
 import type { Client } from "@modelcontextprotocol/client";
 import type { Kernel, KernelPlugin } from "../../src/kernel/kernel.ts";
 import type { ServerConnection } from "../../src/runtime/connection.ts";
 
 /** The most values one completion offers (the protocol's own cap). */
 export const MAX_COMPLETION_VALUES = 100;
-
-const ANY_RESULT = { "~standard": { version: 1 as const, vendor: "pi-mcp", validate: (value: unknown) => ({ value }) } };
 
 /** Clients whose kernel has this plugin. */
 const enabled = new WeakSet<Client>();

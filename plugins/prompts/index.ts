@@ -21,7 +21,7 @@ import type { HostContext, MappedBlock, MappedResult, PiContent } from "../../sr
 import type { ServerConnection } from "../../src/runtime/connection.ts";
 import { isConnectionLost, isTimeout } from "../../src/runtime/errors.ts";
 import type { McpHost } from "../../src/runtime/host.ts";
-import { collectPages } from "../../src/runtime/paging.ts";
+import { ANY_RESULT, collectPages } from "../../src/runtime/paging.ts";
 import { finishOutcome, mapContent } from "../../src/runtime/tool-call.ts";
 import { safeText } from "../../src/safety/text.ts";
 
@@ -63,9 +63,6 @@ export interface PromptRecord {
   /** Where the complete text went when it was cut to Pi's limit. */
   readonly spillPath?: string;
 }
-
-/** Accepts any JSON result: pages and messages are checked here, item by item. */
-const ANY_RESULT = { "~standard": { version: 1 as const, vendor: "pi-mcp", validate: (value: unknown) => ({ value }) } };
 
 /** Prompt catalogs per client: served to completion while fresh, dropped on `notifications/prompts/list_changed`. */
 const catalogs = new WeakMap<Client, { readonly at: number; readonly prompts: Promise<PromptInfo[]> }>();

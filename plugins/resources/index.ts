@@ -3,12 +3,11 @@ import { PiMcpError } from "../../src/kernel/errors.ts";
 import type { Kernel, KernelPlugin } from "../../src/kernel/kernel.ts";
 import type { FixedTool, ToolOutcome } from "../../src/kernel/services.ts";
 import type { HostContext, LiveConnection } from "../../src/kernel/types.ts";
-import { collectPages } from "../../src/runtime/paging.ts";
+import { ANY_RESULT, collectPages } from "../../src/runtime/paging.ts";
 import { finishOutcome, mapContent } from "../../src/runtime/tool-call.ts";
 import { stripTerminalControls } from "../../src/safety/text.ts";
 import { SUBSCRIPTION_ENTRY, desiredSubscriptions, subscriptionEntry } from "./subscriptions.ts";
 
-const ANY_RESULT = { "~standard": { version: 1 as const, vendor: "pi-mcp", validate: (value: unknown) => ({ value }) } };
 const UPDATE_NOTICE = "pi-mcp.resource-update";
 /** Repeated updates of one resource within this window make one notice. */
 const NOTICE_WINDOW_MS = 1_000;

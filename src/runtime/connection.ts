@@ -10,7 +10,7 @@ import { safeText } from "../safety/text.ts";
 import { coalesce } from "./coalesce.ts";
 import { authStateOf, classifyFailure, isExpiredSession } from "./errors.ts";
 import { invalidHeaderMarking } from "./header-declarations.ts";
-import { collectPages } from "./paging.ts";
+import { ANY_RESULT, collectPages } from "./paging.ts";
 import { RetainedLog } from "./retained-log.ts";
 import { retryDelayMs } from "./retry.ts";
 
@@ -33,9 +33,6 @@ export interface ConnectionStatus {
   /** When this session took the connection over from an earlier one (after /reload, /new, /resume, /fork). */
   readonly reusedAt?: number;
 }
-
-/** Accepts any JSON result: list pages are checked tool by tool, not rejected whole. */
-const ANY_RESULT = { "~standard": { version: 1 as const, vendor: "pi-mcp", validate: (value: unknown) => ({ value }) } };
 
 /**
  * How long the in-place era probe may take on stdio before a silent server is

@@ -1,3 +1,4 @@
+import { ANY_RESULT } from "./paging.ts";
 import type { Tool } from "@modelcontextprotocol/client";
 import { describeError, PiMcpError } from "../kernel/errors.ts";
 import type { Kernel } from "../kernel/kernel.ts";
@@ -9,8 +10,6 @@ import type { LazySchemas } from "./schemas.ts";
 import type { CallOptions, ProgressUpdate, ToolOutcome } from "../kernel/services.ts";
 
 export type { CallOptions, ProgressUpdate, ToolOutcome };
-
-const ANY_RESULT = { "~standard": { version: 1 as const, vendor: "pi-mcp", validate: (value: unknown) => ({ value }) } };
 
 /**
  * Calls one server tool: checks the arguments against the tool's exact input
