@@ -3,21 +3,30 @@
 // client in test/conformance/client.ts (the kernel, every internal plugin and one
 // McpHost; tools are called through the bridged tools, as Pi calls them):
 //
-//   @modelcontextprotocol/conformance 0.1.16   client --scenario initialize | tools_call | sse-retry
+//   @modelcontextprotocol/conformance 0.1.16   client --scenario initialize | tools_call |
+//                                              elicitation-sep1034-client-defaults | sse-retry,
+//                                              then --suite auth | backcompat | draft | extensions
+//                                              (together: every client scenario, `--suite all`)
 //   @modelcontextprotocol/conformance 0.2.0-α  client --requirements 2025-11-25 | 2026-07-28
-//                                              --expected-failures test/conformance/expected-failures.yml
+//   each with --expected-failures test/conformance/expected-failures.yml
 //
-// The runs go one after another (a requirement run already starts all of its
-// scenarios at once). Prints one line per scenario, a line per run, and last
+// Scenarios of MCP extensions (0.1.16 marks them `[extension]`, 0.2.0 lists them
+// as not scored) are run and reported but not scored: the specification leaves
+// MCP extensions out.
+//
+// The runs go one after another (each already starts all of its scenarios at
+// once). Prints one line per scenario, a line per run, and last
 // "conformance: N passed, N failed" (scenario runs; expected failures and
-// scenarios a requirement set does not score are counted separately). Exits 1 on
-// any unexpected failure, stale expected-failures entry, timeout or runner error.
+// scenarios that are not scored are counted separately). Exits 1 on any
+// unexpected failure, stale expected-failures entry, timeout or runner error.
 //
 // Usage: node scripts/conformance.mjs [--verbose] [--keep] [--results <dir>] [--only <run>...]
 //   --verbose         stream the runners' own output
 //   --keep            keep the results folder (kept anyway when something failed)
 //   --results <dir>   write results there (default: a temporary folder)
-//   --only <run>      run only the named run(s): initialize, tools_call, sse-retry, 2025-11-25, 2026-07-28
+//   --only <run>      run only the named run(s): initialize, tools_call,
+//                     elicitation-sep1034-client-defaults, sse-retry, auth, backcompat,
+//                     draft, extensions, 2025-11-25, 2026-07-28
 import { spawn } from "node:child_process";
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
@@ -31,25 +40,34 @@ const EXPECTED_FAILURES = join(ROOT, "test/conformance/expected-failures.yml");
 const STABLE_PACKAGE = join(ROOT, "node_modules/@modelcontextprotocol/conformance");
 const NEXT_PACKAGE = join(ROOT, "node_modules/conformance-next");
 
-/** Per-scenario client timeout for the single 0.1.16 runs, and for the requirement runs (all scenarios start at once). */
-const SCENARIO_TIMEOUT_MS = 60_000;
-const REQUIREMENTS_SCENARIO_TIMEOUT_MS = 90_000;
+/** Per-scenario client timeout (a suite or requirement run starts all of its scenarios at once). */
+const SCENARIO_TIMEOUT_MS = 90_000;
 /** Hard ceiling for one whole runner process. */
-const SINGLE_RUN_LIMIT_MS = 120_000;
-const REQUIREMENTS_RUN_LIMIT_MS = 300_000;
+const RUN_LIMIT_MS = 300_000;
 
-/** Every run, in order. */
+const stableRun = (id, args) => ({
+  id,
+  package: STABLE_PACKAGE,
+  args: [...args, "--expected-failures", EXPECTED_FAILURES],
+  timeoutMs: SCENARIO_TIMEOUT_MS,
+  limitMs: RUN_LIMIT_MS,
+});
+
+/**
+ * Every run, in order. 0.1.16: its core scenarios one by one (sse-retry measures
+ * the reconnection delay, which a loaded machine would distort), then its four
+ * other suites; together they are `--suite all`.
+ */
 export const RUNS = [
-  { id: "initialize", package: STABLE_PACKAGE, args: ["--scenario", "initialize"], timeoutMs: SCENARIO_TIMEOUT_MS, limitMs: SINGLE_RUN_LIMIT_MS },
-  { id: "tools_call", package: STABLE_PACKAGE, args: ["--scenario", "tools_call"], timeoutMs: SCENARIO_TIMEOUT_MS, limitMs: SINGLE_RUN_LIMIT_MS },
-  { id: "sse-retry", package: STABLE_PACKAGE, args: ["--scenario", "sse-retry"], timeoutMs: SCENARIO_TIMEOUT_MS, limitMs: SINGLE_RUN_LIMIT_MS },
+  ...["initialize", "tools_call", "elicitation-sep1034-client-defaults", "sse-retry"].map((scenario) => stableRun(scenario, ["--scenario", scenario])),
+  ...["auth", "backcompat", "draft", "extensions"].map((suite) => stableRun(suite, ["--suite", suite])),
   ...["2025-11-25", "2026-07-28"].map((revision) => ({
     id: revision,
     package: NEXT_PACKAGE,
     revision,
     args: ["--requirements", revision, "--expected-failures", EXPECTED_FAILURES],
-    timeoutMs: REQUIREMENTS_SCENARIO_TIMEOUT_MS,
-    limitMs: REQUIREMENTS_RUN_LIMIT_MS,
+    timeoutMs: SCENARIO_TIMEOUT_MS,
+    limitMs: RUN_LIMIT_MS,
   })),
 ];
 
@@ -96,7 +114,7 @@ export function yamlList(text, key) {
 }
 
 /** Expected failures: whole scenarios, and single checks per scenario. */
-function readExpectedFailures() {
+export function readExpectedFailures() {
   const whole = new Set();
   const checks = new Map();
   for (const entry of yamlList(readFileSync(EXPECTED_FAILURES, "utf8"), "client")) {
@@ -111,9 +129,45 @@ function readExpectedFailures() {
 }
 
 /** The client scenarios a revision scores (the rest of what it runs is reported, not scored). */
-function scoredScenarios(revision) {
+export function scoredScenarios(revision) {
   const file = join(NEXT_PACKAGE, "requirements", `${revision}.yaml`);
   return new Set(yamlList(readFileSync(file, "utf8"), "client"));
+}
+
+/**
+ * The client scenarios of MCP extensions in a runner's `list` output
+ * (`  - auth/client-credentials-jwt [extension]`): run and reported, not scored.
+ */
+export function extensionScenarios(listing) {
+  const extensions = new Set();
+  let client = false;
+  for (const line of listing.split("\n")) {
+    if (/^\S/.test(line)) client = /^client scenarios/i.test(line);
+    const item = client && /^\s+-\s+(\S+)\s+\[([^\]]*)\]/.exec(line);
+    if (item && item[2].split(",").every((version) => version.trim() === "extension")) extensions.add(item[1]);
+  }
+  return extensions;
+}
+
+/** A runner's `list` output. */
+export function listScenarios(run) {
+  return new Promise((resolve, reject) => {
+    const child = spawn(nodeBinary(), [packageBin(run.package), "list"], { cwd: ROOT, stdio: ["ignore", "pipe", "inherit"], env: { ...process.env, FORCE_COLOR: "0", NO_COLOR: "1" } });
+    let output = "";
+    child.stdout.setEncoding("utf8").on("data", (chunk) => (output += chunk));
+    child.on("error", reject);
+    child.on("close", (code) => (code === 0 ? resolve(output) : reject(new Error(`conformance list exited with ${code}`))));
+  });
+}
+
+/** Whether a run scores a scenario: a requirement set's own list, else every scenario that is not an extension's. */
+async function scoringOf(run) {
+  if (run.revision) {
+    const scored = scoredScenarios(run.revision);
+    return { scores: (scenario) => scored.has(scenario), required: [...scored] };
+  }
+  const extensions = extensionScenarios(await listScenarios(run));
+  return { scores: (scenario) => !extensions.has(scenario), required: [] };
 }
 
 /** checks.json files under a results folder, keyed by scenario (`<scenario>-<timestamp>/checks.json`). */
@@ -168,11 +222,14 @@ function killGroup(child) {
   }
 }
 
-for (const signal of ["SIGINT", "SIGTERM"]) {
-  process.once(signal, () => {
-    for (const child of running) killGroup(child);
-    process.exit(130);
-  });
+/** On Ctrl-C or a CI cancel, the runners and their clients go too. */
+function killRunnersOnSignal() {
+  for (const signal of ["SIGINT", "SIGTERM"]) {
+    process.once(signal, () => {
+      for (const child of running) killGroup(child);
+      process.exit(130);
+    });
+  }
 }
 
 /** Runs one runner process; resolves with its exit code and output. */
@@ -234,15 +291,15 @@ export async function runConformance({ only = [], verbose = false, keep = false,
     console.log(`\n▶ conformance ${version} client ${run.args.filter((arg) => arg !== EXPECTED_FAILURES).join(" ").replace("--expected-failures", "(with expected failures)")}`);
     const outcome = await runRunner(run, { command, folder, verbose });
     await writeFile(join(folder, "runner-output.txt"), outcome.output).catch(() => undefined);
-    const scored = run.revision ? scoredScenarios(run.revision) : undefined;
+    const scoring = await scoringOf(run);
     const verdicts = [...readResults(folder)]
-      .map(([scenario, checks]) => judge(scenario, checks, run.revision ? expected : { whole: new Set(), checks: new Map() }, !scored || scored.has(scenario)))
+      .map(([scenario, checks]) => judge(scenario, checks, expected, scoring.scores(scenario)))
       .sort((a, b) => a.scenario.localeCompare(b.scenario));
     for (const verdict of verdicts) {
       console.log(`  ${MARK[verdict.outcome]} ${verdict.scenario}: ${verdict.passed} checks passed, ${verdict.failed} failed${LABEL[verdict.outcome]}`);
       for (const line of verdict.detail ?? []) console.log(`      ${line.slice(0, 300)}`);
     }
-    const missing = scored ? [...scored].filter((scenario) => !verdicts.some((verdict) => verdict.scenario === scenario)) : [];
+    const missing = scoring.required.filter((scenario) => !verdicts.some((verdict) => verdict.scenario === scenario));
     for (const scenario of missing) console.log(`  ✗ ${scenario}: no results (did the runner run it?)`);
     const count = (name) => verdicts.filter((verdict) => verdict.outcome === name).length;
     const runFailed = count("fail") + count("stale") + missing.length + (verdicts.length === 0 ? 1 : 0);
@@ -284,6 +341,7 @@ function parseArgs(argv) {
 }
 
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  killRunnersOnSignal();
   try {
     const { ok } = await runConformance(parseArgs(process.argv.slice(2)));
     process.exit(ok ? 0 : 1);

@@ -39,6 +39,7 @@ import { describeError } from "../kernel/errors.ts";
 import { CLIENT_INFO } from "../runtime/connection.ts";
 import { stripTerminalControls } from "../safety/text.ts";
 import { AuthFlowError, ClientRegistrationRequiredError, CredentialStoreError } from "./errors.ts";
+import { authWithLegacyDiscovery, describeLegacyDiscovery } from "./legacy.ts";
 import { listenForCallback, sameText, type LoopbackListener } from "./loopback.ts";
 import { OAuthSession, definitionBinding, oauthSettings } from "./provider.ts";
 import { PENDING_FLOW_TTL_MS, type CredentialStore, type PendingFlow } from "./store.ts";
@@ -127,12 +128,13 @@ async function start(options: AuthorizeOptions): Promise<AuthorizeOutcome> {
   try {
     const session = new OAuthSession({ server, definition, store, mode: "interactive" });
     try {
-      const result = await auth(session, {
+      const authOptions = {
         serverUrl: definition.url,
         ...(scope !== undefined && { scope }),
         ...(challenge.resourceMetadataUrl && { resourceMetadataUrl: challenge.resourceMetadataUrl }),
         forceReauthorization: true,
-      });
+      };
+      const result = await authWithLegacyDiscovery(session, authOptions, (discovery) => options.print(`Note: ${describeLegacyDiscovery(discovery)}.`));
       if (result === "AUTHORIZED") return { status: "authorized" };
     } catch (error) {
       throw flowError(server, error);

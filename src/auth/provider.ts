@@ -37,6 +37,7 @@ import {
 import type { RemoteDefinition } from "../config/types.ts";
 import { DEFAULTS } from "../config/types.ts";
 import { AuthorizationRequiredError, ClientRegistrationRequiredError } from "./errors.ts";
+import { describeLegacyDiscovery, probeLegacyDiscovery } from "./legacy.ts";
 import { bindingFor, bindingMatches, type Binding, type CredentialStore, type PendingFlow, type StoredDiscovery, type StoredEntry, type StoredTokens } from "./store.ts";
 
 export type SessionMode = "background" | "interactive" | "callback";
@@ -366,10 +367,18 @@ export class OAuthSession implements OAuthClientProvider {
     this.discovery = state;
   }
 
-  discoveryState(): OAuthDiscoveryState | undefined {
+  async discoveryState(): Promise<OAuthDiscoveryState | undefined> {
     // Background and new flows discover afresh (a changed authorization server is noticed); the callback leg
     // uses what the flow started with, which binds the code to that authorization server.
-    return this.discovery;
+    if (this.discovery || this.mode !== "background") return this.discovery;
+    // A 2025-03-26 server's authorization server is fixed by its origin: what `auth` accepted is used as is.
+    const entry = await this.entry().catch(() => undefined);
+    if (entry?.discovery?.legacyIssuer) return (this.discovery = entry.discovery as unknown as OAuthDiscoveryState);
+    if (entry?.tokens) return undefined;
+    // Nothing stored: this connection ends in needs_auth; a 2025-03-26 server must get there too.
+    const legacy = await probeLegacyDiscovery(this.options.definition.url);
+    if (legacy) this.options.log?.(`[pi-mcp] ${describeLegacyDiscovery(legacy)}\n`);
+    return (this.discovery = legacy as unknown as OAuthDiscoveryState | undefined);
   }
 
   saveResourceUrl(resource: string): void {

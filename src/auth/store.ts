@@ -38,6 +38,8 @@ export interface StoredDiscovery {
   readonly resourceMetadataUrl?: string;
   readonly resourceMetadata?: Record<string, unknown>;
   readonly authorizationServerMetadata?: Record<string, unknown>;
+  /** Accepted by the 2025-03-26 rule (see legacy.ts): used as is, never discovered again in the background. */
+  readonly legacyIssuer?: true;
 }
 
 export type StoredClient = OAuthClientInformationMixed & { issuer?: string };
