@@ -3,6 +3,7 @@ import { PiMcpError } from "../../src/kernel/errors.ts";
 import type { Kernel, KernelPlugin } from "../../src/kernel/kernel.ts";
 import type { FixedTool, ToolOutcome } from "../../src/kernel/services.ts";
 import type { HostContext, LiveConnection } from "../../src/kernel/types.ts";
+import type { McpSubscription } from "@modelcontextprotocol/client";
 import { ANY_RESULT, collectPages } from "../../src/runtime/paging.ts";
 import { finishOutcome, mapContent } from "../../src/runtime/tool-call.ts";
 import { stripTerminalControls } from "../../src/safety/text.ts";
@@ -19,13 +20,15 @@ interface ResourcesState {
   readonly connections: Map<string, LiveConnection>;
   /** server → URIs subscribed on the live connection. */
   readonly active: Map<string, Set<string>>;
+  /** server → the `subscriptions/listen` stream carrying its subscriptions (2026-07-28 peers). */
+  readonly streams: Map<string, McpSubscription>;
   readonly noticed: Map<string, number>;
 }
 const states = new WeakMap<Kernel, ResourcesState>();
 
 function stateOf(kernel: Kernel): ResourcesState {
   let state = states.get(kernel);
-  if (!state) states.set(kernel, (state = { kernel, connections: new Map(), active: new Map(), noticed: new Map() }));
+  if (!state) states.set(kernel, (state = { kernel, connections: new Map(), active: new Map(), streams: new Map(), noticed: new Map() }));
   return state;
 }
 
@@ -54,13 +57,13 @@ export class ResourcesPlugin implements KernelPlugin {
     kernel.hooks.serverConnected.tapPromise(this.name, async (connection) => {
       if (!connection.client.getServerCapabilities()?.resources) return;
       state.connections.set(connection.server.name, connection);
-      state.active.delete(connection.server.name);
+      forget(state, connection.server.name);
       updateToolActivity(state);
       await syncSubscriptions(state);
     });
     kernel.hooks.serverDisconnected.tap(this.name, (connection) => {
       state.connections.delete(connection.server.name);
-      state.active.delete(connection.server.name);
+      forget(state, connection.server.name);
       updateToolActivity(state);
     });
     kernel.hooks.statusLines.tap(this.name, (lines) => {
@@ -89,6 +92,13 @@ function queueUpdateNotice(state: ResourcesState, server: string, uri: string): 
   });
 }
 
+/** Drops what was subscribed on a connection that is gone or new (its stream closes with it). */
+function forget(state: ResourcesState, server: string): void {
+  state.active.delete(server);
+  void state.streams.get(server)?.close().catch(() => undefined);
+  state.streams.delete(server);
+}
+
 /** Brings live subscriptions in line with the desired ones on the active branch. */
 async function syncSubscriptions(state: ResourcesState): Promise<void> {
   const desired = desiredSubscriptions(state.host?.services.session?.entries(SUBSCRIPTION_ENTRY) ?? []);
@@ -96,17 +106,55 @@ async function syncSubscriptions(state: ResourcesState): Promise<void> {
     if (!connection.client.getServerCapabilities()?.resources?.subscribe) continue;
     const want = desired.get(server) ?? new Set<string>();
     const have = state.active.get(server) ?? new Set<string>();
-    for (const uri of want) {
-      if (have.has(uri)) continue;
-      await connection.client.subscribeResource({ uri }).then(() => have.add(uri), (error) => connection.log(`[pi-mcp] subscribe ${uri} failed: ${error}\n`));
-    }
-    for (const uri of have) {
-      if (want.has(uri)) continue;
-      await connection.client.unsubscribeResource({ uri }).catch(() => undefined);
-      have.delete(uri);
-    }
+    if (connection.client.getProtocolEra() === "modern") await listenFor(state, connection, want, have);
+    else await subscribeEach(connection, want, have);
     state.active.set(server, have);
   }
+}
+
+/** 2025-era peers: one `resources/subscribe` (or unsubscribe) per changed URI. */
+async function subscribeEach(connection: LiveConnection, want: ReadonlySet<string>, have: Set<string>): Promise<void> {
+  for (const uri of want) {
+    if (have.has(uri)) continue;
+    await connection.client.subscribeResource({ uri }).then(() => have.add(uri), (error) => connection.log(`[pi-mcp] subscribe ${uri} failed: ${error}\n`));
+  }
+  for (const uri of have) {
+    if (want.has(uri)) continue;
+    await connection.client.unsubscribeResource({ uri }).catch(() => undefined);
+    have.delete(uri);
+  }
+}
+
+/**
+ * 2026-07-28 peers: subscriptions travel in one `subscriptions/listen` stream
+ * whose filter names every URI. A changed set opens a new stream first, then
+ * closes the old one, so no update falls between them. The server may honor
+ * fewer URIs than asked for; only those count as active.
+ */
+async function listenFor(state: ResourcesState, connection: LiveConnection, want: ReadonlySet<string>, have: Set<string>): Promise<void> {
+  const server = connection.server.name;
+  if (want.size === have.size && [...want].every((uri) => have.has(uri))) return;
+  const previous = state.streams.get(server);
+  state.streams.delete(server);
+  have.clear();
+  if (want.size > 0) {
+    try {
+      const stream = await connection.client.listen({ resourceSubscriptions: [...want] }, { timeout: connection.requestTimeoutMs });
+      for (const uri of stream.honoredFilter.resourceSubscriptions ?? []) have.add(uri);
+      for (const uri of want) if (!have.has(uri)) connection.log(`[pi-mcp] subscribe ${uri}: the server did not accept it\n`);
+      state.streams.set(server, stream);
+      void stream.closed.then((cause) => {
+        if (cause === "local" || state.streams.get(server) !== stream) return;
+        // The server ended it: nothing is subscribed any more (a reconnect or the next change opens a new one).
+        state.streams.delete(server);
+        state.active.get(server)?.clear();
+        connection.log(`[pi-mcp] the resource subscription stream ended (${cause})\n`);
+      });
+    } catch (error) {
+      connection.log(`[pi-mcp] subscribe ${[...want].join(", ")} failed: ${error}\n`);
+    }
+  }
+  await previous?.close().catch(() => undefined);
 }
 
 function subscriptionCommand(action: "subscribe" | "unsubscribe"): CommandSpec {

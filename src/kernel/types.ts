@@ -42,6 +42,8 @@ export type ClientCapabilitiesDraft = ClientCapabilities;
 /** A connection whose SDK client exists; handlers are registered on `client`. */
 export interface LiveConnection extends ConnectionContext {
   readonly client: Client;
+  /** The server's request timeout (its own setting, else the global one). */
+  readonly requestTimeoutMs: number;
   /** True while this connection may still deliver work to its session. */
   isCurrent(): boolean;
   /** The tool call in flight on this connection, if any (server requests are scoped to it). */

@@ -407,6 +407,7 @@ export class ServerConnection {
     return {
       ...this.context,
       client,
+      requestTimeoutMs: this.requestTimeoutMs,
       isCurrent: () => generation === this.generation && epoch === this.epoch && !this.closing && !this.released,
       activeCall: () => this.activeCall(),
     };

@@ -1,11 +1,13 @@
 // Resources, roots, logging and instructions through OUR host against server-everything.
 import { readFile, stat } from "node:fs/promises";
+import { fileURLToPath } from "node:url";
 import { afterEach, describe, expect, it } from "vitest";
 import { runCommandLine } from "../../src/commands/index.ts";
 import { createKernel } from "../../src/composition.ts";
 import { retainedLogPath } from "../../plugins/logging/index.ts";
 import { everythingStdio, fixtureServer, piEnvironment, startHost, stopAllHosts, textOf, until, type TestHost } from "../helpers/host.ts";
 import { fakeServices } from "../helpers/services.ts";
+import { nodePath } from "../helpers/servers.ts";
 
 afterEach(stopAllHosts);
 
@@ -71,6 +73,51 @@ describe("resources", () => {
     services.session.switchBranch([{ customType: "pi-mcp.subscription", data: { version: 1, action: "subscribe", server: "everything", uri } }]);
     await until(() => statusLines().includes(uri), 5_000);
   });
+});
+
+describe("resource subscriptions on a 2026-07-28 peer (subscriptions/listen)", () => {
+  const RESOURCE_SERVER_2026 = fileURLToPath(new URL("./fixtures/resource-server-2026.mjs", import.meta.url));
+  const subscribed = (server: string, uri: string) => ({ customType: "pi-mcp.subscription", data: { version: 1, action: "subscribe", server, uri } });
+
+  it("subscribes through one listen stream, notices only subscribed resources, and follows unsubscribe and branch changes", async () => {
+    const services = fakeServices();
+    const h = await startHost({ notes: { command: nodePath(), args: [RESOURCE_SERVER_2026] } }, { services });
+    await until(() => services.piTools.active.size === 3, 10_000);
+    expect(h.host.connection("notes")?.status().protocolVersion).toBe("2026-07-28");
+    const env = piEnvironment(h);
+    const statusLines = () => h.host.statusLines().join("\n");
+
+    expect(await runCommandLine(commands(h), ["subscribe", "notes", "note://a"], env)).toMatchObject({ exitCode: 0 });
+    await until(() => statusLines().includes("notes note://a"), 5_000);
+    await h.call("mcp__notes__touch", { uri: "note://b" }); // not subscribed: no notice
+    await h.call("mcp__notes__touch", { uri: "note://a" });
+    await until(() => services.session.messages.length > 0, 10_000);
+    expect(services.session.messages.map((message) => message.details)).toEqual([{ version: 1, server: "notes", uri: "note://a" }]);
+
+    // A second subscription replaces the stream; both resources are live.
+    await runCommandLine(commands(h), ["subscribe", "notes", "note://b"], env);
+    await until(() => statusLines().includes("notes note://b"), 5_000);
+    await h.call("mcp__notes__touch", { uri: "note://b" });
+    await until(() => services.session.messages.length === 2, 10_000);
+
+    // Unsubscribed, and a branch without any subscription: no more notices, nothing active.
+    await runCommandLine(commands(h), ["unsubscribe", "notes", "note://a"], env);
+    await until(() => !statusLines().includes("notes note://a"), 5_000);
+    services.session.switchBranch([]);
+    await until(() => !statusLines().includes("note://"), 5_000);
+    await new Promise((resolve) => setTimeout(resolve, 1_100)); // past the one-notice-per-second window
+    await h.call("mcp__notes__touch", { uri: "note://a" });
+    await h.call("mcp__notes__touch", { uri: "note://b" });
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(services.session.messages).toHaveLength(2);
+
+    // Back on a branch with the subscription: replayed over a new stream.
+    services.session.switchBranch([subscribed("notes", "note://a")]);
+    await until(() => statusLines().includes("notes note://a"), 5_000);
+    await h.call("mcp__notes__touch", { uri: "note://a" });
+    await until(() => services.session.messages.length === 3, 10_000);
+    expect(h.host.connection("notes")!.log.text()).not.toMatch(/subscribe .* failed|did not accept/);
+  }, 40_000);
 });
 
 describe("roots", () => {
