@@ -24,6 +24,7 @@ import type { McpHost } from "../../src/runtime/host.ts";
 import { ANY_RESULT, collectPages } from "../../src/runtime/paging.ts";
 import { finishOutcome, mapContent } from "../../src/runtime/tool-call.ts";
 import { safeText } from "../../src/safety/text.ts";
+import { completePromptLine } from "./completion.ts";
 
 /** The custom message type of expanded prompts in Pi sessions. */
 export const PROMPT_MESSAGE_TYPE = "pi-mcp.prompt";
@@ -131,6 +132,7 @@ export const promptCommand: CommandSpec = {
   surfaces: ["pi"],
   summary: "Run an MCP prompt: its messages join the conversation for your next message",
   usage: "prompt <server> <prompt> [--arg NAME=VALUE]...",
+  complete: completePromptLine,
   positionals: [
     { name: "server", description: "Server name", required: true },
     { name: "prompt", description: "Prompt name", required: true },

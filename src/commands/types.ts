@@ -93,7 +93,24 @@ export interface CommandSpec {
   readonly options: Readonly<Record<string, OptionSpec>>;
   /** Whether a bare `--` introduces a command line. */
   readonly acceptsRest?: boolean;
+  /** Completes this command's arguments from the live session, where naming a server is not enough (Pi only). */
+  readonly complete?: (request: LiveCompletionRequest) => Promise<CompletionItem[] | null>;
   run(input: ParsedInput, env: CommandEnvironment): Promise<CommandResult>;
+}
+
+/** One suggestion for `/mcp` arguments: Pi replaces the whole argument text with `value`. */
+export interface CompletionItem {
+  readonly value: string;
+  readonly label: string;
+  readonly description?: string;
+}
+
+export interface LiveCompletionRequest {
+  /** The words after the command name; the last one is the word being typed (possibly empty). */
+  readonly words: readonly string[];
+  /** The argument text before the word being typed (each item's value starts with it). */
+  readonly head: string;
+  readonly host: McpHost;
 }
 
 export type { Scope };

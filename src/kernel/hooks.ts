@@ -8,6 +8,7 @@ import {
 } from "tapable";
 import type {
   ClientCapabilitiesDraft,
+  CompletionRequest,
   ConnectionContext,
   HostContext,
   LiveConnection,
@@ -63,6 +64,8 @@ export function createHooks() {
     spill: new AsyncSeriesBailHook<[SpillRequest], SpillResult | undefined>(["request"]),
     /** The system prompt suffix for this agent run: each tap may add its section. */
     systemPrompt: new SyncWaterfallHook<[string, SystemPromptContext]>(["prompt", "context"]),
+    /** Suggest values for a prompt argument; the first plugin that answers wins (none: no suggestions). */
+    complete: new AsyncSeriesBailHook<[CompletionRequest], readonly string[] | undefined>(["request"]),
     /** Extra lines for `/mcp status` (e.g. active subscriptions). */
     statusLines: new SyncWaterfallHook<[string[], HostContext]>(["lines", "host"]),
     /** Build and refine a tool row (TUI and HTML export): the observer fills it at STAGE.BUILTIN; later taps refine it. */

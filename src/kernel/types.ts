@@ -39,6 +39,19 @@ export interface ConnectionContext {
 
 export type ClientCapabilitiesDraft = ClientCapabilities;
 
+/** A request for suggested values of one prompt argument (`completion/complete`). */
+export interface CompletionRequest {
+  readonly client: Client;
+  readonly requestTimeoutMs: number;
+  readonly prompt: string;
+  readonly argument: string;
+  /** What was typed of the value so far. */
+  readonly value: string;
+  /** Arguments already given, which servers may use to narrow the values. */
+  readonly context?: Readonly<Record<string, string>>;
+  readonly signal?: AbortSignal;
+}
+
 /** A connection whose SDK client exists; handlers are registered on `client`. */
 export interface LiveConnection extends ConnectionContext {
   readonly client: Client;

@@ -5,7 +5,6 @@ import { commandsFor } from "../../src/commands/index.ts";
 import type { CommandSpec } from "../../src/commands/types.ts";
 import { createKernel, runtimeCommands } from "../../src/composition.ts";
 import { completeArgumentsLive, type CompletionItem } from "../../src/pi/completion.ts";
-import { completePromptArgument } from "../../plugins/completion/index.ts";
 import { everythingStdio, startHost, type TestHost } from "../helpers/host.ts";
 import { nodePath } from "../helpers/servers.ts";
 
@@ -120,11 +119,13 @@ describe("completion with server-everything and the prompt fixture", () => {
     try {
       await off.waitForState("everything", "connected", 20_000);
       const connection = off.host.connection("everything")!;
-      expect(await completePromptArgument(connection, { prompt: "completable-prompt", argument: "department", value: "" })).toEqual([]);
+      const request = { client: connection.requireClient(), requestTimeoutMs: 1_000, prompt: "completable-prompt", argument: "department", value: "" };
+      expect(await off.host.kernelInstance.hooks.complete.promise(request)).toBeUndefined();
+      expect(await h.host.kernelInstance.hooks.complete.promise({ ...request, client: h.host.connection("everything")!.requireClient() })).toContain("Engineering");
       // Prompt and argument names still come from the prompts plugin.
       expect(await complete(off, "prompt everything completable-prompt --arg d")).toEqual(["prompt everything completable-prompt --arg department="]);
       expect(await complete(off, "prompt everything completable-prompt --arg department=")).toBeNull();
-      expect(createKernel({ disable: ["completion"] }).hooks.clientCreated.taps.map((tap) => tap.name)).not.toContain("completion");
+      expect(createKernel({ disable: ["completion"] }).hooks.complete.taps).toHaveLength(0);
     } finally {
       await off.stop();
     }
