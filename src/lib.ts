@@ -5,3 +5,6 @@ export type { KernelHooks, HookName } from "./kernel/hooks.ts";
 export { PiMcpError, PluginHookError } from "./kernel/errors.ts";
 export type * from "./kernel/types.ts";
 export type { EffectiveConfig, ServerDefinition, ServerEntry, ConfigIssue } from "./config/types.ts";
+export { MESSAGE_TYPES } from "./kernel/pi-part.ts";
+export type { PiPart, SessionObserver, SessionUi, ObservedHost, ToolRendering, ToolRenderers } from "./kernel/pi-part.ts";
+export type { CommandSpec, CompletionItem, LiveCompletionRequest } from "./commands/types.ts";

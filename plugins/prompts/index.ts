@@ -23,11 +23,12 @@ import { isConnectionLost, isTimeout } from "../../src/runtime/errors.ts";
 import type { McpHost } from "../../src/runtime/host.ts";
 import { ANY_RESULT, collectPages } from "../../src/runtime/paging.ts";
 import { finishOutcome, mapContent } from "../../src/runtime/tool-call.ts";
+import { MESSAGE_TYPES } from "../../src/kernel/pi-part.ts";
 import { safeText } from "../../src/safety/text.ts";
 import { completePromptLine } from "./completion.ts";
 
 /** The custom message type of expanded prompts in Pi sessions. */
-export const PROMPT_MESSAGE_TYPE = "pi-mcp.prompt";
+export const PROMPT_MESSAGE_TYPE = MESSAGE_TYPES.prompt;
 /** The version of the `details` record; readers ignore versions they do not know. */
 export const PROMPT_RECORD_VERSION = 1;
 /** How long a listed prompt catalog serves completion before it is listed again. */

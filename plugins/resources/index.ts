@@ -6,10 +6,11 @@ import type { HostContext, LiveConnection } from "../../src/kernel/types.ts";
 import type { McpSubscription } from "@modelcontextprotocol/client";
 import { ANY_RESULT, collectPages } from "../../src/runtime/paging.ts";
 import { finishOutcome, mapContent } from "../../src/runtime/tool-call.ts";
+import { MESSAGE_TYPES } from "../../src/kernel/pi-part.ts";
 import { stripTerminalControls } from "../../src/safety/text.ts";
 import { SUBSCRIPTION_ENTRY, desiredSubscriptions, subscriptionEntry } from "./subscriptions.ts";
 
-const UPDATE_NOTICE = "pi-mcp.resource-update";
+const UPDATE_NOTICE = MESSAGE_TYPES.resourceUpdate;
 /** Repeated updates of one resource within this window make one notice. */
 const NOTICE_WINDOW_MS = 1_000;
 

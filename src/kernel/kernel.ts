@@ -1,6 +1,7 @@
 import { createHooks, type KernelHooks } from "./hooks.ts";
 import { PluginHookError } from "./errors.ts";
 import type { CommandSpec } from "../commands/types.ts";
+import type { PiPart } from "./pi-part.ts";
 
 /** An internal or third-party plugin: `apply` only taps hooks. */
 export interface KernelPlugin {
@@ -8,6 +9,8 @@ export interface KernelPlugin {
   apply(kernel: Kernel): void;
   /** `/mcp` commands this feature owns (e.g. `prompt`, `logs`). */
   readonly commands?: readonly CommandSpec[];
+  /** Its part in Pi's UI, loaded on first use and only inside Pi (see pi-part.ts). */
+  readonly piPart?: () => Promise<PiPart>;
 }
 
 type AnyFn = (...args: unknown[]) => unknown;
@@ -47,6 +50,11 @@ export class Kernel {
 
   has(pluginName: string): boolean {
     return this.plugins.includes(pluginName);
+  }
+
+  /** The Pi parts of every applied plugin, in plugin order (loaded on first use). */
+  piParts(): Promise<PiPart[]> {
+    return Promise.all(this.applied.flatMap((plugin) => (plugin.piPart ? [plugin.piPart()] : [])));
   }
 
   /** The commands of every applied plugin. */

@@ -18,12 +18,12 @@ import { agentDir } from "../config/paths.ts";
 import { savedProjectTrust } from "../config/trust.ts";
 import type { EffectiveConfig } from "../config/types.ts";
 import { importNotice } from "../import/notice.ts";
+import type { SessionObserver } from "../kernel/pi-part.ts";
 import type { Truncator } from "../kernel/types.ts";
 import { McpHost } from "../runtime/host.ts";
 import { processPool } from "../runtime/pool.ts";
 import { createRedactor } from "../safety/text.ts";
 import { completeArgumentsLive } from "./completion.ts";
-import { HealthObserver, registerObserverMessages, toolRendering } from "./observer.ts";
 import { piServices } from "./services.ts";
 import { piToolSink } from "./tools.ts";
 
@@ -63,9 +63,18 @@ export function registerPiMcp(pi: ExtensionAPI, kernelOptions: KernelOptions = {
   // Feature plugins own some commands; a kernel built now lists them (hosts build their own).
   const featureKernel = createKernel(kernelOptions);
   const featureCommands = featureKernel.commands;
-  /** The MCP Observer UI's footer health and Attention Notices for the current session (TUI only). */
-  let health: HealthObserver | undefined;
-  if (featureKernel.has("observer")) registerObserverMessages(pi, () => currentHost?.context.redact ?? createRedactor(config?.secrets ?? []));
+  /** What plugins' Pi parts follow of the current session (the MCP Observer UI's footer and notices). */
+  let observers: SessionObserver[] = [];
+  const updateObservers = () => {
+    for (const observer of observers) observer.update();
+  };
+  const currentRedactor = () => currentHost?.context.redact ?? createRedactor(config?.secrets ?? []);
+  void featureKernel
+    .piParts()
+    .then((parts) => {
+      for (const part of parts) part.register?.(pi, currentRedactor);
+    })
+    .catch((error: unknown) => process.stderr.write(`pi-mcp: a plugin's Pi part failed to load: ${String(error)}\n`));
   const commands = (): CommandSpec[] => [...commandsFor("pi", [...runtimeCommands(), ...featureCommands]), helpCommand(() => commands())];
 
   const environment = (ctx: ExtensionContext): CommandEnvironment => {
@@ -99,7 +108,7 @@ export function registerPiMcp(pi: ExtensionAPI, kernelOptions: KernelOptions = {
     settingsChanged: async () => {
       const loaded = await environment(ctx).loadConfig();
       await (await ready).applyConfig(loaded, createRedactor(loaded.secrets));
-      health?.update();
+      updateObservers();
     },
   });
 
@@ -110,16 +119,18 @@ export function registerPiMcp(pi: ExtensionAPI, kernelOptions: KernelOptions = {
     const privateDir = join(agent, "pi-mcp", "sessions", ctx.sessionManager.getSessionId());
     mkdirSync(privateDir, { recursive: true, mode: 0o700 });
     const kernel = createKernel(kernelOptions);
-    const rendering = toolRendering(kernel, () => currentHost?.context.redact ?? context.redact);
+    const parts = await kernel.piParts();
+    const redact = () => currentHost?.context.redact ?? context.redact;
+    const rendering = parts.find((part) => part.toolRendering)?.toolRendering?.(kernel, redact);
     const services = piServices(pi, ctx, branchListeners, rendering);
     const context = { cwd: ctx.cwd, agentDir: agent, privateDir, config: loaded, redact: createRedactor(loaded.secrets), truncate: piTruncate, services };
     const notice = (text: string) => (ctx.hasUI ? ctx.ui.notify(text, "warning") : writeSync(2, `pi-mcp: ${text}\n`));
-    const host = new McpHost(kernel, context, piToolSink(pi, notice, rendering), { statusChanged: () => health?.update() }, processPool());
-    health = new HealthObserver(ctx, host);
+    const host = new McpHost(kernel, context, piToolSink(pi, notice, rendering), { statusChanged: updateObservers }, processPool());
+    observers = parts.flatMap((part) => (part.observeSession ? [part.observeSession(ctx, host)] : []));
     await kernel.hooks.hostStart.promise(context);
     host.start();
     currentHost = host;
-    health.update();
+    updateObservers();
     return host;
   };
 
@@ -155,8 +166,8 @@ export function registerPiMcp(pi: ExtensionAPI, kernelOptions: KernelOptions = {
     const ready = hostReady;
     hostReady = undefined;
     currentHost = undefined;
-    health?.stop();
-    health = undefined;
+    for (const observer of observers) observer.stop();
+    observers = [];
     const current = await ready?.catch(() => undefined);
     // Replaced sessions (/reload, /new, /resume, /fork) hand their live connections to the next one.
     await current?.shutdown(undefined, event.reason === "quit" ? "quit" : "replaced");

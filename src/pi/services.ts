@@ -1,7 +1,7 @@
 import type { ExtensionAPI, ExtensionContext } from "@earendil-works/pi-coding-agent";
 import type { FixedTool, HostServices, PiToolRegistry, SessionServices, UiService } from "../kernel/services.ts";
 import { piModelService } from "./model.ts";
-import type { ToolRendering } from "./observer.ts";
+import type { ToolRendering } from "../kernel/pi-part.ts";
 import { toPiResult } from "./tools.ts";
 
 /** Fixed tools (a plugin's own, like `read_mcp_resource`) registered with Pi, active only on request. */

@@ -2,7 +2,7 @@ import type { ExtensionAPI } from "@earendil-works/pi-coding-agent";
 import type { BridgedTool, ToolSink } from "../runtime/host.ts";
 import type { ToolOutcome } from "../kernel/services.ts";
 import type { Exposure } from "../config/types.ts";
-import type { ToolRendering } from "./observer.ts";
+import type { ToolRendering } from "../kernel/pi-part.ts";
 
 /** Only the four MCP hints Pi knows; they are shown as the server's claims and grant nothing. */
 function annotationsOf(bridged: BridgedTool): Record<string, boolean> | undefined {

@@ -8,7 +8,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import type { EffectiveConfig } from "../../src/config/types.ts";
 import type { ConnectionState, ConnectionStatus } from "../../src/runtime/connection.ts";
 import { createRedactor } from "../../src/safety/text.ts";
-import { FOOTER_STATUS_KEY, HealthObserver, resetAttentionMemory, type ObservedHost } from "../../src/pi/observer.ts";
+import { FOOTER_STATUS_KEY, HealthObserver, resetAttentionMemory, type ObservedHost } from "../../plugins/observer/pi.ts";
 import { footerText, healthOf } from "../../plugins/observer/health.ts";
 import { buildConfig } from "../helpers/host.ts";
 

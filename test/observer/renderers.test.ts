@@ -9,7 +9,7 @@ import { visibleWidth } from "@earendil-works/pi-tui";
 import { beforeAll, describe, expect, it } from "vitest";
 import { createKernel } from "../../src/composition.ts";
 import { STAGE, type KernelPlugin } from "../../src/kernel/kernel.ts";
-import { observerClean, toolRendering, type ToolRendering } from "../../src/pi/observer.ts";
+import { observerClean, toolRendering, type ToolRendering } from "../../plugins/observer/pi.ts";
 import { createRedactor } from "../../src/safety/text.ts";
 import { promptMessageComponent, resourceUpdateComponent } from "../../plugins/observer/components.ts";
 
@@ -219,8 +219,11 @@ describe("the render hook", () => {
     expect(r.lines(80, true)).toEqual(expect.arrayContaining(["acme", "seen mcp__everything__echo"]));
   });
 
-  it("gives no renderers when the observer plugin is switched off (Pi's default rows)", () => {
-    expect(toolRendering(createKernel({ disable: ["observer"] }), () => createRedactor([]))).toBeUndefined();
+  it("gives no renderers and no Pi part when the observer plugin is switched off (Pi's default rows)", async () => {
+    const parts = await createKernel({ disable: ["observer"] }).piParts();
+    expect(parts.some((part) => part.toolRendering || part.register || part.observeSession)).toBe(false);
+    const [observer] = await createKernel().piParts();
+    expect(observer?.toolRendering).toBe(toolRendering);
   });
 });
 

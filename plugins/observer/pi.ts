@@ -1,25 +1,24 @@
 /*
- * The MCP Observer UI, Pi side: tool renderers for `registerTool` (TUI and
- * HTML export), message renderers for prompts and Resource Update Notices
- * (TUI), and the footer health and Attention Notices (TUI only). Print, JSON
- * and RPC modes get none of the observer-only output. Observer copy is safe
- * text (src/safety/text.ts): terminal controls stripped, exact secrets from
+ * The MCP Observer UI, Pi side (the observer plugin's `piPart`, loaded only
+ * inside Pi): tool renderers for `registerTool` (TUI and HTML export),
+ * message renderers for prompts and Resource Update Notices (TUI), and the
+ * footer health and Attention Notices (TUI only). Print, JSON and RPC modes
+ * get none of the observer-only output. Observer copy is safe text
+ * (src/safety/text.ts): terminal controls stripped, exact secrets from
  * settings redacted; model-visible content and session data stay as they are.
  */
-import type { ExtensionAPI, ExtensionContext, Theme, ToolDefinition } from "@earendil-works/pi-coding-agent";
+import type { ExtensionAPI, Theme } from "@earendil-works/pi-coding-agent";
 import type { Component } from "@earendil-works/pi-tui";
-import type { EffectiveConfig } from "../config/types.ts";
-import type { Kernel } from "../kernel/kernel.ts";
-import type { HostContext, RenderContext, RenderModel, RenderResult, Redactor } from "../kernel/types.ts";
-import type { ConnectionStatus } from "../runtime/connection.ts";
-import { safeText } from "../safety/text.ts";
-import { FIXED_TOOL_OPERATIONS, blankModel } from "../../plugins/observer/index.ts";
-import { promptMessageComponent, resourceUpdateComponent, toolCallComponent, toolResultComponent, type Clean, type RenderOptionsLike } from "../../plugins/observer/components.ts";
-import { attentionNotices, footerText, healthOf, type AttentionMemory } from "../../plugins/observer/health.ts";
-import { PROMPT_MESSAGE_TYPE } from "../../plugins/prompts/index.ts";
+import type { Kernel } from "../../src/kernel/kernel.ts";
+import { MESSAGE_TYPES, type ObservedHost, type PiPart, type SessionObserver, type SessionUi, type ToolRenderers, type ToolRendering } from "../../src/kernel/pi-part.ts";
+import type { RenderContext, RenderModel, RenderResult, Redactor } from "../../src/kernel/types.ts";
+import { safeText } from "../../src/safety/text.ts";
+import { promptMessageComponent, resourceUpdateComponent, toolCallComponent, toolResultComponent, type Clean, type RenderOptionsLike } from "./components.ts";
+import { attentionNotices, footerText, healthOf, type AttentionMemory } from "./health.ts";
+import { FIXED_TOOL_OPERATIONS, blankModel } from "./model.ts";
 
-/** The custom message type of Resource Update Notices (plugins/resources). */
-export const RESOURCE_UPDATE_MESSAGE_TYPE = "pi-mcp.resource-update";
+export type { ObservedHost, ToolRendering } from "../../src/kernel/pi-part.ts";
+
 /** The key of pi-mcp's footer status. */
 export const FOOTER_STATUS_KEY = "pi-mcp";
 
@@ -28,23 +27,13 @@ export function observerClean(redact: Redactor): Clean {
   return (text) => safeText(text, redact).replace(/\t/g, "  ");
 }
 
-export type ToolRenderers = Pick<ToolDefinition, "renderCall" | "renderResult">;
-
-/** Renderers for the tools of one host, or undefined when the observer plugin is switched off. */
-export interface ToolRendering {
-  /** A server tool: its server and original MCP tool name. */
-  serverTool(server: string, tool: string, piName: string): ToolRenderers;
-  /** A fixed tool (`read_mcp_resource`, ...): the server comes from the call's arguments. */
-  fixedTool(piName: string): ToolRenderers;
-}
-
 interface RenderContextLike extends RenderOptionsLike {
   readonly args?: unknown;
   readonly isError?: boolean;
 }
 
-export function toolRendering(kernel: Kernel, redact: () => Redactor): ToolRendering | undefined {
-  if (!kernel.has("observer")) return undefined;
+/** Tool rows built on the kernel's `render` hook (this plugin builds them; later taps refine them). */
+export function toolRendering(kernel: Kernel, redact: () => Redactor): ToolRendering {
   const model = (context: RenderContext): RenderModel => kernel.hooks.render.call(blankModel(context), context);
   const renderers = (where: (args: Record<string, unknown>, details: Readonly<Record<string, unknown>> | undefined) => { server: string; operation: string }, tool: string): ToolRenderers => ({
     renderCall(args: unknown, theme: Theme, context: RenderContextLike): Component {
@@ -80,15 +69,8 @@ export function toolRendering(kernel: Kernel, redact: () => Redactor): ToolRende
  * invoked, read or re-delivered.
  */
 export function registerObserverMessages(pi: ExtensionAPI, redact: () => Redactor): void {
-  pi.registerMessageRenderer(PROMPT_MESSAGE_TYPE, (message, options, theme) => promptMessageComponent(message.details, theme, observerClean(redact()), options));
-  pi.registerMessageRenderer(RESOURCE_UPDATE_MESSAGE_TYPE, (message, options, theme) => resourceUpdateComponent(message.details, theme, observerClean(redact()), options));
-}
-
-/** What the health observer reads of a host. */
-export interface ObservedHost {
-  readonly config: EffectiveConfig;
-  readonly context: HostContext;
-  status(): ConnectionStatus[];
+  pi.registerMessageRenderer(MESSAGE_TYPES.prompt, (message, options, theme) => promptMessageComponent(message.details, theme, observerClean(redact()), options));
+  pi.registerMessageRenderer(MESSAGE_TYPES.resourceUpdate, (message, options, theme) => resourceUpdateComponent(message.details, theme, observerClean(redact()), options));
 }
 
 /** Announced conditions per project, for the whole process: a reload does not announce them again. */
@@ -112,12 +94,12 @@ export function resetAttentionMemory(): void {
  * footer is set only when its text changes; a notice is sent once per
  * condition (see plugins/observer/health.ts).
  */
-export class HealthObserver {
+export class HealthObserver implements SessionObserver {
   private footer: string | undefined;
   private active = true;
 
   constructor(
-    private readonly ctx: Pick<ExtensionContext, "mode" | "hasUI" | "cwd" | "ui">,
+    private readonly ctx: SessionUi,
     private readonly host: ObservedHost,
   ) {}
 
@@ -149,6 +131,13 @@ export class HealthObserver {
     this.active = false;
   }
 }
+
+/** The observer's part in Pi: renderers, the footer and Attention Notices. */
+export const observerPiPart: PiPart = {
+  register: registerObserverMessages,
+  toolRendering,
+  observeSession: (ctx, host) => new HealthObserver(ctx, host),
+};
 
 function asRecord(value: unknown): Record<string, unknown> {
   return isRecord(value) ? value : {};
