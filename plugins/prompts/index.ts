@@ -17,7 +17,7 @@ import type { CommandEnvironment, CommandSpec } from "../../src/commands/types.t
 import { usage } from "../../src/commands/parse.ts";
 import { describeError, PiMcpError } from "../../src/kernel/errors.ts";
 import type { Kernel, KernelPlugin } from "../../src/kernel/kernel.ts";
-import type { HostContext, MappedBlock, MappedResult, PiContent } from "../../src/kernel/types.ts";
+import type { HostContext, LiveConnection, MappedBlock, MappedResult, PiContent } from "../../src/kernel/types.ts";
 import type { ServerConnection } from "../../src/runtime/connection.ts";
 import { isConnectionLost, isTimeout } from "../../src/runtime/errors.ts";
 import type { McpHost } from "../../src/runtime/host.ts";
@@ -79,7 +79,29 @@ export class PromptsPlugin implements KernelPlugin {
         catalogs.delete(live.client);
       });
     });
+    kernel.hooks.serverConnected.tap(this.name, (live) => followPromptChanges(live));
   }
+}
+
+/** Clients with an open prompt list-change subscription. */
+const following = new WeakSet<Client>();
+
+/**
+ * 2026-07-28 peers announce list changes only on a `subscriptions/listen`
+ * stream: open one for prompts (once per client, also when a later session
+ * adopts it). 2025-era peers send the notice unasked.
+ */
+function followPromptChanges(live: LiveConnection): void {
+  const client = live.client;
+  if (client.getProtocolEra() !== "modern" || !client.getServerCapabilities()?.prompts?.listChanged || following.has(client)) return;
+  following.add(client);
+  client.listen({ promptsListChanged: true }, { timeout: live.requestTimeoutMs }).then(
+    (stream) => void stream.closed.then(() => following.delete(client)),
+    (error: unknown) => {
+      following.delete(client);
+      live.log(`[pi-mcp] following prompt list changes failed: ${describeError(error)}\n`);
+    },
+  );
 }
 
 /**

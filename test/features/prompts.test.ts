@@ -196,6 +196,18 @@ describe("a 2026-07-28 peer", () => {
     expect(texts(p.session.added[0]!)).toContain("[user]\nDana leads Sales.");
     expect(record(p.session.added[0]!).description).toBe("Name a team lead.");
   });
+
+  it("follows its prompt list changes through a subscriptions/listen stream", async () => {
+    const p = await promptHost({ modern: { command: nodePath(), args: [PROMPT_SERVER_2026] } });
+    await p.h.waitForTools(1, { server: "modern" });
+    const connection = p.h.host.connection("modern")!;
+    const names = async () => (await listPrompts(connection, { maxAgeMs: 60_000 })).map((prompt) => prompt.name);
+    expect(await names()).toEqual(["team"]); // now cached for a minute, unless the server announces a change
+    await p.h.call("mcp__modern__add-prompt", { name: "retro" });
+    const deadline = Date.now() + 5_000;
+    while (!(await names()).includes("retro") && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(await names()).toEqual(["team", "retro"]);
+  });
 });
 
 describe("switched off", () => {
