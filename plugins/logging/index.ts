@@ -22,37 +22,48 @@ export function retainedLogPath(privateDir: string, server: string): string {
 /**
  * Keeps a private copy of each server's retained log (its newest 256 KiB) on
  * disk, written at most every 50 ms or 64 KiB, so `/mcp logs` can point to it.
+ * `finish()` writes what is still waiting and stops: nothing is written after
+ * its host shut down.
  */
-function persist(log: RetainedLog, path: string): void {
+function persist(log: RetainedLog, path: string): { finish(): Promise<void> } {
   let timer: NodeJS.Timeout | undefined;
   let pending = 0;
+  let finished = false;
   // At most one write runs and at most one more waits: each writes the newest text, so a flood
   // costs a bounded number of rewrites, not one per 64 KiB.
-  let writing = false;
+  let running: Promise<void> | undefined;
   let again = false;
   const write = async () => {
-    writing = true;
     do {
       again = false;
       await writeAtomically(path, log.text(), 0o600).catch(() => undefined);
     } while (again);
-    writing = false;
+    running = undefined;
   };
   const flush = () => {
     clearTimeout(timer);
     timer = undefined;
     pending = 0;
-    if (writing) again = true;
-    else void write();
+    if (running) again = true;
+    else running = write();
   };
   let lastBytes = log.bytes + log.droppedBytes;
   log.onAppend(() => {
+    if (finished) return;
     const total = log.bytes + log.droppedBytes;
     pending += total - lastBytes;
     lastBytes = total;
     if (pending >= FLUSH_BYTES) flush();
     else timer ??= setTimeout(flush, FLUSH_MS);
   });
+  return {
+    async finish() {
+      if (finished) return;
+      finished = true;
+      if (timer !== undefined) flush();
+      await running;
+    },
+  };
 }
 
 /**
@@ -63,8 +74,15 @@ function persist(log: RetainedLog, path: string): void {
 export class LoggingPlugin implements KernelPlugin {
   readonly name = "logging";
   private readonly persisted = new WeakSet<RetainedLog>();
+  /** The log files each host writes (by its private folder), finished when it shuts down. */
+  private readonly writers = new Map<string, Array<{ finish(): Promise<void> }>>();
 
   apply(kernel: Kernel): void {
+    kernel.hooks.hostShutdown.tapPromise(this.name, async (host) => {
+      const writers = this.writers.get(host.privateDir) ?? [];
+      this.writers.delete(host.privateDir);
+      await Promise.all(writers.map((writer) => writer.finish()));
+    });
     kernel.hooks.clientCreated.tap(this.name, (connection) => {
       this.persistOnce(connection);
       connection.client.setNotificationHandler("notifications/message", (notification) => {
@@ -81,7 +99,9 @@ export class LoggingPlugin implements KernelPlugin {
     this.persisted.add(connection.retainedLog);
     const folder = join(connection.host.privateDir, "logs");
     mkdirSync(folder, { recursive: true, mode: 0o700 });
-    persist(connection.retainedLog, retainedLogPath(connection.host.privateDir, connection.server.name));
+    const writer = persist(connection.retainedLog, retainedLogPath(connection.host.privateDir, connection.server.name));
+    const folderWriters = this.writers.get(connection.host.privateDir) ?? [];
+    this.writers.set(connection.host.privateDir, [...folderWriters, writer]);
   }
 
   readonly commands: readonly CommandSpec[] = [

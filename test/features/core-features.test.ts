@@ -153,6 +153,19 @@ describe("logging", () => {
     expect(await readFile(file, "utf8")).toMatch(LEVEL);
   }, 30_000);
 
+  it("writes what is waiting when the host shuts down, and nothing after", async () => {
+    const h = await startHost({ basic: fixtureServer("basic") });
+    await h.waitForState("basic", "connected");
+    const log = h.host.connection("basic")!.log;
+    const file = retainedLogPath(h.privateDir, "basic");
+    log.append("last words before shutdown\n"); // folded for 50 ms: not on disk yet
+    await h.host.shutdown(); // (h.stop() would also remove the folder)
+    expect(await readFile(file, "utf8")).toContain("last words before shutdown");
+    log.append("after shutdown\n");
+    await new Promise((resolve) => setTimeout(resolve, 150));
+    expect(await readFile(file, "utf8")).not.toContain("after shutdown");
+  });
+
   it("never sends logging/setLevel on its own", async () => {
     const h = await startHost({ everything: everythingStdio() });
     await h.waitForTools(13, { server: "everything" });
