@@ -1,5 +1,4 @@
-import { isRecord } from "../config/schema.ts";
-import { DefinitionBuilder, fieldPath, mapCommon, scopesOf, type HostProfile } from "./mapping.ts";
+import { DefinitionBuilder, REDIRECT_NOTE, keepOAuth, mapCommon, mapOAuthObject, oauthScopes, oauthString, oauthUnsupported, type HostProfile, type OAuthField } from "./mapping.ts";
 import type { Mapped } from "./types.ts";
 import { convertLiteral, type VariableDialect } from "./values.ts";
 
@@ -45,41 +44,25 @@ export function mapClaude(name: string, raw: unknown): Mapped {
   return mapCommon(name, raw, CLAUDE);
 }
 
+/** Claude Code's fixed-port callback is `http://localhost:<port>/callback`. */
+const claudeCallbackPort: OAuthField = (path, value, auth, builder) => {
+  if (typeof value !== "number" || !Number.isInteger(value) || value < 1 || value > 65535) builder.fail(path, "must be a port number");
+  else auth.redirectUri = `http://localhost:${value}/callback`;
+};
+
+const CLAUDE_OAUTH: Readonly<Record<string, OAuthField>> = {
+  clientId: oauthString("clientId", literal),
+  callbackPort: claudeCallbackPort,
+  scopes: oauthScopes(literal),
+  authServerMetadataUrl: oauthUnsupported("replaces authorization-server discovery; pi-mcp has no such setting"),
+};
+
 function mapOAuth(value: unknown, builder: DefinitionBuilder): void {
-  if (!isRecord(value)) {
-    builder.fail("oauth", "must be an object");
-    return;
-  }
-  const auth: Record<string, unknown> = { type: "oauth" };
-  for (const [key, item] of Object.entries(value)) {
-    const path = fieldPath("oauth", key);
-    switch (key) {
-      case "clientId": {
-        const clientId = builder.string(path, item, literal);
-        if (clientId !== undefined) auth.clientId = clientId;
-        break;
-      }
-      case "callbackPort":
-        if (typeof item !== "number" || !Number.isInteger(item) || item < 1 || item > 65535) builder.fail(path, "must be a port number");
-        else auth.redirectUri = `http://localhost:${item}/callback`;
-        break;
-      case "scopes": {
-        const scopes = scopesOf(path, item, builder, literal);
-        if (scopes !== undefined && scopes.length > 0) auth.scopes = scopes;
-        break;
-      }
-      case "authServerMetadataUrl":
-        builder.fail(path, "replaces authorization-server discovery; pi-mcp has no such setting");
-        break;
-      default:
-        builder.fail(path, "a field pi-mcp does not know from Claude Code; it cannot tell what it changes");
-    }
-  }
+  const auth = mapOAuthObject("oauth", value, builder, CLAUDE_OAUTH, oauthUnsupported("a field pi-mcp does not know from Claude Code; it cannot tell what it changes"));
+  if (!auth) return;
   if (auth.clientId !== undefined) {
     builder.note("oauth", "Claude Code keeps a client secret in the system keychain, not in the file: if this client has one, add auth.clientSecret");
-    if (auth.redirectUri === undefined) {
-      builder.note("oauth", "the registered client must accept pi-mcp's redirect URI (http://127.0.0.1:19876/mcp/oauth/callback unless auth.redirectUri says otherwise)");
-    }
+    if (auth.redirectUri === undefined) builder.note("oauth", `the registered client must accept ${REDIRECT_NOTE}`);
   }
-  if (Object.keys(auth).length > 1) builder.definition.auth = auth;
+  keepOAuth(auth, builder);
 }

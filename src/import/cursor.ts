@@ -1,5 +1,4 @@
-import { isRecord } from "../config/schema.ts";
-import { DefinitionBuilder, fieldPath, mapCommon, scopesOf, type HostProfile } from "./mapping.ts";
+import { DefinitionBuilder, REDIRECT_NOTE, keepOAuth, mapCommon, mapOAuthObject, oauthScopes, oauthString, oauthUnsupported, type HostProfile, type OAuthField } from "./mapping.ts";
 import type { Mapped } from "./types.ts";
 import { convertTemplate, type VariableDialect } from "./values.ts";
 
@@ -41,37 +40,17 @@ export function mapCursor(name: string, raw: unknown): Mapped {
   return mapCommon(name, raw, CURSOR);
 }
 
+const convert = (text: string) => convertTemplate(text, VARIABLES);
+
+const CURSOR_AUTH: Readonly<Record<string, OAuthField>> = {
+  CLIENT_ID: oauthString("clientId", convert),
+  CLIENT_SECRET: oauthString("clientSecret", convert),
+  scopes: oauthScopes(convert),
+};
+
 function mapAuth(value: unknown, builder: DefinitionBuilder): void {
-  if (!isRecord(value)) {
-    builder.fail("auth", "must be an object");
-    return;
-  }
-  const convert = (text: string) => convertTemplate(text, VARIABLES);
-  const auth: Record<string, unknown> = { type: "oauth" };
-  for (const [key, item] of Object.entries(value)) {
-    const path = fieldPath("auth", key);
-    switch (key) {
-      case "CLIENT_ID": {
-        const clientId = builder.string(path, item, convert);
-        if (clientId !== undefined) auth.clientId = clientId;
-        break;
-      }
-      case "CLIENT_SECRET": {
-        const secret = builder.string(path, item, convert);
-        if (secret !== undefined) auth.clientSecret = secret;
-        break;
-      }
-      case "scopes": {
-        const scopes = scopesOf(path, item, builder, convert);
-        if (scopes !== undefined && scopes.length > 0) auth.scopes = scopes;
-        break;
-      }
-      default:
-        builder.fail(path, "a field pi-mcp does not know from Cursor; it cannot tell what it changes");
-    }
-  }
-  if (auth.clientId !== undefined) {
-    builder.note("auth", "Cursor signs in with its own redirect URI; the registered client must also accept pi-mcp's (http://127.0.0.1:19876/mcp/oauth/callback unless auth.redirectUri says otherwise)");
-  }
-  if (Object.keys(auth).length > 1) builder.definition.auth = auth;
+  const auth = mapOAuthObject("auth", value, builder, CURSOR_AUTH, oauthUnsupported("a field pi-mcp does not know from Cursor; it cannot tell what it changes"));
+  if (!auth) return;
+  if (auth.clientId !== undefined) builder.note("auth", `Cursor signs in with its own redirect URI; the registered client must also accept ${REDIRECT_NOTE}`);
+  keepOAuth(auth, builder);
 }

@@ -32,52 +32,52 @@ export function stripJsonc(text: string): string {
   return dropTrailingCommas(dropComments(text));
 }
 
-function dropComments(text: string): string {
+/**
+ * Copies `text`, strings (with their escapes) as they are; everywhere else
+ * `outside(index)` says what to write for the text at `index` and where to go on.
+ */
+function rewriteOutsideStrings(text: string, outside: (index: number) => { readonly emit: string; readonly next: number }): string {
   let out = "";
   let inString = false;
-  for (let index = 0; index < text.length; index++) {
+  for (let index = 0; index < text.length; ) {
     const char = text[index]!;
-    if (inString) {
+    if (inString || char === '"') {
+      if (inString && char === "\\") {
+        out += text.slice(index, index + 2);
+        index += 2;
+        continue;
+      }
+      inString = char === '"' ? !inString : inString;
       out += char;
-      if (char === "\\") out += text[++index] ?? "";
-      else if (char === '"') inString = false;
+      index++;
       continue;
     }
-    if (char === '"') {
-      inString = true;
-      out += char;
-    } else if (char === "/" && text[index + 1] === "/") {
-      while (index < text.length && text[index] !== "\n") index++;
-      out += "\n";
-    } else if (char === "/" && text[index + 1] === "*") {
-      const end = text.indexOf("*/", index + 2);
-      index = end < 0 ? text.length : end + 1;
-      out += " ";
-    } else {
-      out += char;
-    }
+    const step = outside(index);
+    out += step.emit;
+    index = step.next;
   }
   return out;
 }
 
+function dropComments(text: string): string {
+  return rewriteOutsideStrings(text, (index) => {
+    if (text.startsWith("//", index)) {
+      const end = text.indexOf("\n", index);
+      return { emit: "\n", next: end < 0 ? text.length : end + 1 };
+    }
+    if (text.startsWith("/*", index)) {
+      const end = text.indexOf("*/", index + 2);
+      return { emit: " ", next: end < 0 ? text.length : end + 2 };
+    }
+    return { emit: text[index]!, next: index + 1 };
+  });
+}
+
 function dropTrailingCommas(text: string): string {
-  let out = "";
-  let inString = false;
-  for (let index = 0; index < text.length; index++) {
-    const char = text[index]!;
-    if (inString) {
-      out += char;
-      if (char === "\\") out += text[++index] ?? "";
-      else if (char === '"') inString = false;
-      continue;
-    }
-    if (char === '"') inString = true;
-    if (char === ",") {
-      let next = index + 1;
-      while (next < text.length && /\s/.test(text[next]!)) next++;
-      if (text[next] === "}" || text[next] === "]") continue;
-    }
-    out += char;
-  }
-  return out;
+  return rewriteOutsideStrings(text, (index) => {
+    if (text[index] !== ",") return { emit: text[index]!, next: index + 1 };
+    let next = index + 1;
+    while (next < text.length && /\s/.test(text[next]!)) next++;
+    return { emit: text[next] === "}" || text[next] === "]" ? "" : ",", next: index + 1 };
+  });
 }

@@ -225,3 +225,59 @@ export function scopesOf(path: string, value: unknown, builder: DefinitionBuilde
   }
   return builder.strings(path, value, convert);
 }
+
+/** pi-mcp's default loopback redirect, named in notes about pre-registered clients. */
+export const REDIRECT_NOTE = "pi-mcp's redirect URI (http://127.0.0.1:19876/mcp/oauth/callback unless auth.redirectUri says otherwise)";
+
+/** How one field of a host's OAuth object maps: it sets `auth` fields, or fails or notes through the builder. */
+export type OAuthField = (path: string, value: unknown, auth: Record<string, unknown>, builder: DefinitionBuilder) => void;
+
+/** Fields whose value is a string: `auth[target]` gets the converted text. */
+export function oauthString(target: "clientId" | "clientSecret", convert: Convert): OAuthField {
+  return (path, value, auth, builder) => {
+    const text = builder.string(path, value, convert);
+    if (text !== undefined) auth[target] = text;
+  };
+}
+
+/** A scope list (space-separated or an array); an empty one sets nothing. */
+export function oauthScopes(convert: Convert): OAuthField {
+  return (path, value, auth, builder) => {
+    const scopes = scopesOf(path, value, builder, convert);
+    if (scopes !== undefined && scopes.length > 0) auth.scopes = scopes;
+  };
+}
+
+/** A field pi-mcp has no setting for: the server is skipped with this reason. */
+export function oauthUnsupported(reason: string): OAuthField {
+  return (path, _value, _auth, builder) => builder.fail(path, reason);
+}
+
+/**
+ * A host's OAuth object (at `base`), field by field, as pi-mcp's `auth:
+ * {type: "oauth", ...}`. A field the table does not name goes to `unknown`
+ * (default: the server is skipped, since pi-mcp cannot tell what it changes).
+ * Returns the mapped `auth`, or undefined when the value is not an object;
+ * the definition gets it only when some field was mapped.
+ */
+export function mapOAuthObject(
+  base: string,
+  value: unknown,
+  builder: DefinitionBuilder,
+  fields: Readonly<Record<string, OAuthField>>,
+  unknown: OAuthField,
+  notObject = "must be an object",
+): Record<string, unknown> | undefined {
+  if (!isRecord(value)) {
+    builder.fail(base, notObject);
+    return undefined;
+  }
+  const auth: Record<string, unknown> = { type: "oauth" };
+  for (const [key, item] of Object.entries(value)) (Object.hasOwn(fields, key) ? fields[key]! : unknown)(fieldPath(base, key), item, auth, builder);
+  return auth;
+}
+
+/** Sets the mapped `auth` on the definition when it holds more than its type. */
+export function keepOAuth(auth: Record<string, unknown>, builder: DefinitionBuilder): void {
+  if (Object.keys(auth).length > 1) builder.definition.auth = auth;
+}

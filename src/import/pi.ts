@@ -1,6 +1,6 @@
 import { isLoopbackHttpUrl } from "../config/resolve.ts";
 import { isRecord } from "../config/schema.ts";
-import { DefinitionBuilder, fieldPath, scopesOf } from "./mapping.ts";
+import { DefinitionBuilder, fieldPath, keepOAuth, mapOAuthObject, oauthScopes, oauthString, oauthUnsupported, type OAuthField } from "./mapping.ts";
 import type { Mapped } from "./types.ts";
 import { convertPiLiteral, convertPiPath, convertPiValue } from "./values.ts";
 
@@ -139,7 +139,6 @@ function mapOAuth(value: unknown, raw: Record<string, unknown>, builder: Definit
     builder.note("oauth", "not imported: Pi does not use OAuth for a server with an Authorization header");
     return;
   }
-  const auth: Record<string, unknown> = { type: "oauth" };
   let port: number | undefined;
   if (value.callbackPort !== undefined) {
     const candidate = value.callbackPort;
@@ -149,52 +148,36 @@ function mapOAuth(value: unknown, raw: Record<string, unknown>, builder: Definit
       port = candidate;
     }
   }
-  for (const [key, item] of Object.entries(value)) {
-    const path = fieldPath("oauth", key);
-    switch (key) {
-      case "clientId": {
-        const clientId = builder.string(path, item, convertPiLiteral);
-        if (clientId !== undefined) auth.clientId = clientId;
-        break;
-      }
-      case "clientSecret": {
-        const secret = builder.string(path, item, convertPiValue);
-        if (secret !== undefined) auth.clientSecret = secret;
-        break;
-      }
-      case "callbackPort":
-        break;
-      case "callbackUrl": {
-        const url = builder.string(path, item, convertPiLiteral);
-        if (url === undefined) break;
-        const redirect = redirectOf(url, port);
-        if (typeof redirect === "string") auth.redirectUri = redirect;
-        else builder.fail(path, redirect.reason);
-        break;
-      }
-      case "scope": {
-        const scopes = scopesOf(path, item, builder, convertPiLiteral);
-        if (scopes !== undefined && scopes.length > 0) auth.scopes = scopes;
-        break;
-      }
-      case "clientName":
-        builder.fail(path, "sets the client name sent at client registration; pi-mcp cannot set it");
-        break;
-      case "clientRegistration":
-        // "auto" and "dcr" register dynamically without a client ID, as pi-mcp does; "cimd" needs Pi's own document.
-        if (item === "cimd") builder.fail(path, '"cimd" signs in with Pi\'s Client ID Metadata Document on pi.dev; pi-mcp cannot use it');
-        else if (item !== "auto" && item !== "dcr") builder.fail(path, 'Pi rejects this entry: it must be "auto", "dcr" or "cimd"');
-        break;
-      case "authServerMetadataUrl":
-        builder.fail(path, "replaces authorization-server discovery; pi-mcp has no such setting");
-        break;
-      default:
-        builder.note(path, "not imported: Pi ignores fields it does not know");
-    }
-  }
+  const callbackUrl: OAuthField = (path, item, auth, fieldBuilder) => {
+    const url = fieldBuilder.string(path, item, convertPiLiteral);
+    if (url === undefined) return;
+    const redirect = redirectOf(url, port);
+    if (typeof redirect === "string") auth.redirectUri = redirect;
+    else fieldBuilder.fail(path, redirect.reason);
+  };
+  const fields: Record<string, OAuthField> = { ...PI_OAUTH, callbackUrl };
+  const ignored: OAuthField = (path, _item, _auth, fieldBuilder) => fieldBuilder.note(path, "not imported: Pi ignores fields it does not know");
+  const auth = mapOAuthObject("oauth", value, builder, fields, ignored)!;
   if (port !== undefined && value.callbackUrl === undefined) auth.redirectUri = `http://127.0.0.1:${port}/callback`;
-  if (Object.keys(auth).length > 1) builder.definition.auth = auth;
+  keepOAuth(auth, builder);
 }
+
+/** Pi's `clientRegistration`: "auto" and "dcr" register dynamically without a client ID, as pi-mcp does; "cimd" needs Pi's own document. */
+const piClientRegistration: OAuthField = (path, item, _auth, builder) => {
+  if (item === "cimd") builder.fail(path, '"cimd" signs in with Pi\'s Client ID Metadata Document on pi.dev; pi-mcp cannot use it');
+  else if (item !== "auto" && item !== "dcr") builder.fail(path, 'Pi rejects this entry: it must be "auto", "dcr" or "cimd"');
+};
+
+/** Pi's OAuth fields with a fixed meaning (`callbackUrl` depends on `callbackPort`: see mapOAuth). */
+const PI_OAUTH: Readonly<Record<string, OAuthField>> = {
+  clientId: oauthString("clientId", convertPiLiteral),
+  clientSecret: oauthString("clientSecret", convertPiValue),
+  callbackPort: () => undefined, // read first: callbackUrl may need it
+  scope: oauthScopes(convertPiLiteral),
+  clientName: oauthUnsupported("sets the client name sent at client registration; pi-mcp cannot set it"),
+  clientRegistration: piClientRegistration,
+  authServerMetadataUrl: oauthUnsupported("replaces authorization-server discovery; pi-mcp has no such setting"),
+};
 
 function redirectOf(callbackUrl: string, port: number | undefined): string | { reason: string } {
   const url = URL.parse(callbackUrl);

@@ -1,5 +1,4 @@
-import { isRecord } from "../config/schema.ts";
-import { DefinitionBuilder, fieldPath, mapCommon, type HostProfile } from "./mapping.ts";
+import { DefinitionBuilder, REDIRECT_NOTE, keepOAuth, mapCommon, mapOAuthObject, oauthString, oauthUnsupported, type HostProfile, type OAuthField } from "./mapping.ts";
 import type { Mapped } from "./types.ts";
 import { convertTemplate, type VariableDialect } from "./values.ts";
 
@@ -76,23 +75,13 @@ export function mapVscode(name: string, raw: unknown): Mapped {
   return mapCommon(name, raw, VSCODE);
 }
 
+const VSCODE_OAUTH: Readonly<Record<string, OAuthField>> = {
+  clientId: oauthString("clientId", (text) => convertTemplate(text, VARIABLES)),
+};
+
 function mapOAuth(value: unknown, builder: DefinitionBuilder): void {
-  if (!isRecord(value)) {
-    builder.fail("oauth", "must be an object");
-    return;
-  }
-  const auth: Record<string, unknown> = { type: "oauth" };
-  for (const [key, item] of Object.entries(value)) {
-    const path = fieldPath("oauth", key);
-    if (key === "clientId") {
-      const clientId = builder.string(path, item, (text) => convertTemplate(text, VARIABLES));
-      if (clientId !== undefined) auth.clientId = clientId;
-    } else {
-      builder.fail(path, "a field pi-mcp does not know from VS Code; it cannot tell what it changes");
-    }
-  }
-  if (auth.clientId !== undefined) {
-    builder.note("oauth", "the registered client must accept pi-mcp's redirect URI (http://127.0.0.1:19876/mcp/oauth/callback unless auth.redirectUri says otherwise)");
-  }
-  if (Object.keys(auth).length > 1) builder.definition.auth = auth;
+  const auth = mapOAuthObject("oauth", value, builder, VSCODE_OAUTH, oauthUnsupported("a field pi-mcp does not know from VS Code; it cannot tell what it changes"));
+  if (!auth) return;
+  if (auth.clientId !== undefined) builder.note("oauth", `the registered client must accept ${REDIRECT_NOTE}`);
+  keepOAuth(auth, builder);
 }
