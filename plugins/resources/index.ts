@@ -13,6 +13,8 @@ import { SUBSCRIPTION_ENTRY, desiredSubscriptions, subscriptionEntry } from "./s
 const UPDATE_NOTICE = MESSAGE_TYPES.resourceUpdate;
 /** Repeated updates of one resource within this window make one notice. */
 const NOTICE_WINDOW_MS = 1_000;
+/** How long a session's end waits for a server to confirm an unsubscribe. */
+const RELEASE_TIMEOUT_MS = 2_000;
 
 /** Per-host state, found from the kernel (commands run outside `apply`). */
 interface ResourcesState {
@@ -52,8 +54,15 @@ export class ResourcesPlugin implements KernelPlugin {
     });
     kernel.hooks.clientCreated.tap(this.name, (connection) => {
       connection.client.setNotificationHandler("notifications/resources/updated", (notification) => {
-        if (connection.isCurrent()) queueUpdateNotice(state, connection.server.name, notification.params.uri);
+        const { uri } = notification.params;
+        // Only what this session subscribed: a connection handed on by an earlier session may still hear about its URIs.
+        if (connection.isCurrent() && state.active.get(connection.server.name)?.has(uri)) queueUpdateNotice(state, connection.server.name, uri);
       });
+    });
+    // The session's subscriptions end with it, also on a connection the next session takes over.
+    kernel.hooks.hostShutdown.tapPromise(this.name, async () => {
+      await Promise.all([...state.connections].map(([server, connection]) => releaseSubscriptions(state, server, connection)));
+      state.connections.clear();
     });
     kernel.hooks.serverConnected.tapPromise(this.name, async (connection) => {
       if (!connection.client.getServerCapabilities()?.resources) return;
@@ -98,6 +107,17 @@ function forget(state: ResourcesState, server: string): void {
   state.active.delete(server);
   void state.streams.get(server)?.close().catch(() => undefined);
   state.streams.delete(server);
+}
+
+/** Ends one server's subscriptions of this session (best effort, briefly: the session is ending). */
+async function releaseSubscriptions(state: ResourcesState, server: string, connection: LiveConnection): Promise<void> {
+  const uris = [...(state.active.get(server) ?? [])];
+  const stream = state.streams.get(server);
+  forget(state, server);
+  await stream?.close().catch(() => undefined);
+  if (stream) return;
+  const timeout = Math.min(connection.requestTimeoutMs, RELEASE_TIMEOUT_MS);
+  await Promise.all(uris.map((uri) => connection.client.unsubscribeResource({ uri }, { timeout }).catch(() => undefined)));
 }
 
 /** Brings live subscriptions in line with the desired ones on the active branch. */
@@ -192,6 +212,16 @@ async function hostState(env: CommandEnvironment): Promise<ResourcesState> {
   return stateOf((await env.runtime.host()).kernelInstance);
 }
 
+/** A request the user may stop: stopped, it fails as cancelled (the row says so), not with the SDK's abort error. */
+async function cancellable<T>(label: string, signal: AbortSignal | undefined, work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (error) {
+    if (signal?.aborted) throw new PiMcpError("failed", `${label} was cancelled`, { cause: error });
+    throw error;
+  }
+}
+
 function text(value: string, details: Record<string, unknown> = {}): ToolOutcome {
   return { content: [{ type: "text", text: value }], details, isError: false };
 }
@@ -205,18 +235,24 @@ function fixedTools(state: ResourcesState): FixedTool[] {
     if (!connection) throw new PiMcpError("not_found", `no connected MCP server "${String(server)}" offers resources`);
     return [[String(server), connection]];
   };
-  const list = async (method: "resources/list" | "resources/templates/list", key: string, args: Record<string, unknown>) => {
+  const list = async (method: "resources/list" | "resources/templates/list", key: string, args: Record<string, unknown>, signal: AbortSignal | undefined) => {
     const lines: string[] = [];
     const found: Record<string, unknown[]> = {};
     for (const [server, connection] of pick(args.server)) {
-      const items = await collectPages(`${server} ${method}`, async (cursor) => {
-        const page = (await connection.client.request({ method, params: cursor === undefined ? {} : { cursor } } as never, ANY_RESULT, { timeout: connection.host.config.requestTimeoutMs })) as Record<string, unknown>;
-        return { items: Array.isArray(page[key]) ? (page[key] as Record<string, unknown>[]) : [], nextCursor: page.nextCursor as string | undefined };
-      });
+      const items = await cancellable(`${method} on "${server}"`, signal, () =>
+        collectPages(`${server} ${method}`, async (cursor) => {
+          const request = { method, params: cursor === undefined ? {} : { cursor } } as never;
+          const page = (await connection.client.request(request, ANY_RESULT, { timeout: connection.requestTimeoutMs, ...(signal && { signal }) })) as Record<string, unknown>;
+          return { items: Array.isArray(page[key]) ? (page[key] as Record<string, unknown>[]) : [], nextCursor: page.nextCursor as string | undefined };
+        }),
+      );
       found[server] = items;
       for (const item of items) lines.push(`${server}: ${String(item.uri ?? item.uriTemplate)}${item.name ? ` (${String(item.name)}${item.mimeType ? `, ${String(item.mimeType)}` : ""})` : ""}${item.description ? ` — ${String(item.description)}` : ""}`);
     }
-    return text(lines.length > 0 ? lines.join("\n") : "No resources.", { [key]: found });
+    if (!state.host) return text(lines.join("\n") || "No resources.", { [key]: found });
+    // Long listings are cut to Pi's limits like any result; the whole listing goes to a Result Spill.
+    const origin = { kernel: state.kernel, host: state.host, server: typeof args.server === "string" ? args.server : "all-servers", operation: method };
+    return finishOutcome(origin, { blocks: [], trailer: [{ type: "text", text: lines.join("\n") || "No resources." }], details: { [key]: found }, isError: false });
   };
   return [
     {
@@ -224,14 +260,14 @@ function fixedTools(state: ResourcesState): FixedTool[] {
       label: "MCP: list resources",
       description: "List the resources that connected MCP servers offer (server: uri (name, type) — description).",
       parameters: { type: "object", properties: { server: serverArg } },
-      execute: (args) => list("resources/list", "resources", args),
+      execute: (args, options) => list("resources/list", "resources", args, options.signal),
     },
     {
       name: "list_mcp_resource_templates",
       label: "MCP: list resource templates",
       description: "List the URI templates of resources that connected MCP servers can read.",
       parameters: { type: "object", properties: { server: serverArg } },
-      execute: (args) => list("resources/templates/list", "resourceTemplates", args),
+      execute: (args, options) => list("resources/templates/list", "resourceTemplates", args, options.signal),
     },
     {
       name: "read_mcp_resource",
@@ -241,7 +277,9 @@ function fixedTools(state: ResourcesState): FixedTool[] {
       async execute(args, options) {
         const [[server, connection]] = pick(args.server) as [[string, LiveConnection]];
         const uri = String(args.uri);
-        const result = await connection.client.readResource({ uri }, { timeout: connection.host.config.requestTimeoutMs, ...(options.signal && { signal: options.signal }) });
+        const result = await cancellable(`reading ${uri} from "${server}"`, options.signal, () =>
+          connection.client.readResource({ uri }, { timeout: connection.requestTimeoutMs, ...(options.signal && { signal: options.signal }) }),
+        );
         const origin = { kernel: state.kernel, host: connection.host, server, operation: uri };
         const content = result.contents.map((resource) => ({ type: "resource", resource }));
         return finishOutcome(origin, await mapContent(origin, { content }, { server, uri }));

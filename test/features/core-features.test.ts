@@ -8,6 +8,7 @@ import { retainedLogPath } from "../../plugins/logging/index.ts";
 import { everythingStdio, fixtureServer, piEnvironment, startHost, stopAllHosts, textOf, until, type TestHost } from "../helpers/host.ts";
 import { fakeServices } from "../helpers/services.ts";
 import { nodePath } from "../helpers/servers.ts";
+import { ConnectionPool } from "../../src/runtime/pool.ts";
 
 afterEach(stopAllHosts);
 
@@ -76,7 +77,7 @@ describe("resources", () => {
 });
 
 describe("resource subscriptions on a 2026-07-28 peer (subscriptions/listen)", () => {
-  const RESOURCE_SERVER_2026 = fileURLToPath(new URL("./fixtures/resource-server-2026.mjs", import.meta.url));
+  const RESOURCE_SERVER_2026 = fileURLToPath(new URL("./fixtures/resource-server.mjs", import.meta.url));
   const subscribed = (server: string, uri: string) => ({ customType: "pi-mcp.subscription", data: { version: 1, action: "subscribe", server, uri } });
 
   it("subscribes through one listen stream, notices only subscribed resources, and follows unsubscribe and branch changes", async () => {
@@ -118,6 +119,68 @@ describe("resource subscriptions on a 2026-07-28 peer (subscriptions/listen)", (
     await until(() => services.session.messages.length === 3, 10_000);
     expect(h.host.connection("notes")!.log.text()).not.toMatch(/subscribe .* failed|did not accept/);
   }, 40_000);
+});
+
+describe("resource listings", () => {
+  const RESOURCE_SERVER = fileURLToPath(new URL("./fixtures/resource-server.mjs", import.meta.url));
+
+  it("are cut to Pi's limits like any result, with the whole listing in a Result Spill", async () => {
+    const services = fakeServices();
+    const h = await startHost({ notes: { command: nodePath(), args: [RESOURCE_SERVER, "--legacy"], environment: { FIXTURE_EXTRA_RESOURCES: "3000" } } }, { services });
+    await until(() => services.piTools.active.size === 3, 10_000);
+    const outcome = await services.piTools.tools.get("list_mcp_resources")!.execute({ server: "notes" }, {});
+    const shown = textOf(outcome);
+    expect(shown.split("\n").length).toBeLessThanOrEqual(2_010);
+    const spillPath = outcome.details.spillPath as string;
+    expect(shown).toContain(spillPath);
+    const spilled = await readFile(spillPath, "utf8");
+    expect(spilled.split("\n")).toHaveLength(3_002);
+    expect(spilled).toContain("notes: note://n2999");
+  }, 30_000);
+
+  it("a stopped listing or read ends as cancelled", async () => {
+    const services = fakeServices();
+    const h = await startHost({ everything: everythingStdio() }, { services });
+    await until(() => services.piTools.active.size === 3, 10_000);
+    for (const [tool, args] of [["list_mcp_resources", {}], ["read_mcp_resource", { server: "everything", uri: "demo://resource/static/document/architecture.md" }]] as const) {
+      const stop = new AbortController();
+      stop.abort();
+      await expect(services.piTools.tools.get(tool)!.execute(args, { signal: stop.signal })).rejects.toThrow(/was cancelled$/);
+    }
+  }, 30_000);
+});
+
+describe("resource subscriptions belong to their session", () => {
+  const RESOURCE_SERVER = fileURLToPath(new URL("./fixtures/resource-server.mjs", import.meta.url));
+  for (const era of ["2025", "2026"] as const) {
+    it(`a session that takes over a connection hears nothing about the previous session's subscriptions (${era} era)`, async () => {
+      const pool = new ConnectionPool();
+      const servers = { notes: { command: nodePath(), args: [RESOURCE_SERVER, ...(era === "2025" ? ["--legacy"] : [])] } };
+      const firstServices = fakeServices();
+      const first = await startHost(servers, { services: firstServices, pool });
+      await until(() => firstServices.piTools.active.size === 3, 10_000);
+      await runCommandLine(commands(first), ["subscribe", "notes", "note://a"], piEnvironment(first));
+      await until(() => first.host.statusLines().join("\n").includes("notes note://a"), 5_000);
+      const pid = first.status("notes").pid;
+      await first.host.shutdown(undefined, "replaced");
+
+      const services = fakeServices(); // a new session: no subscription entries
+      const second = await startHost(servers, { services, pool });
+      await until(() => services.piTools.active.size === 3, 10_000);
+      expect(second.status("notes")).toMatchObject({ pid, reusedAt: expect.any(Number) });
+      const touched = textOf(await second.call("mcp__notes__touch", { uri: "note://a" }));
+      if (era === "2025") expect(touched).toBe("no subscriber for note://a"); // unsubscribed when the first session ended
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      expect(services.session.messages).toEqual([]);
+      expect(second.host.statusLines().join("\n")).not.toContain("note://a");
+
+      // Its own subscription works on the adopted connection.
+      await runCommandLine(commands(second), ["subscribe", "notes", "note://a"], piEnvironment(second));
+      await until(() => second.host.statusLines().join("\n").includes("notes note://a"), 5_000);
+      await second.call("mcp__notes__touch", { uri: "note://a" });
+      await until(() => services.session.messages.length === 1, 10_000);
+    }, 30_000);
+  }
 });
 
 describe("roots", () => {
