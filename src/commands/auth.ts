@@ -131,12 +131,21 @@ export const logoutCommand: CommandSpec = {
   },
 };
 
-/** In a running Pi, clients that used removed credentials are replaced (they come back as needs_auth). */
+/**
+ * In a running Pi, clients that used removed credentials are replaced (they
+ * come back as needs_auth). Only remote servers that may use OAuth are
+ * affected: local processes and bearer servers keep running.
+ */
 async function reconnectOAuthServers(env: CommandEnvironment, only?: string): Promise<void> {
   if (!env.runtime) return;
-  const { servers } = await env.runtime.status();
+  const { config, servers } = await env.runtime.status();
+  const usesOAuth = new Set(
+    config.servers
+      .filter((entry) => entry.definition && entry.definition.transport !== "stdio" && (entry.definition.auth === undefined || entry.definition.auth.type === "oauth"))
+      .map((entry) => entry.name),
+  );
   for (const server of servers) {
-    if (only !== undefined && server.name !== only) continue;
+    if ((only !== undefined && server.name !== only) || !usesOAuth.has(server.name)) continue;
     if (server.state === "disabled") continue;
     await env.runtime.reconnect(server.name).catch(() => undefined);
   }

@@ -4,7 +4,7 @@ import { authCommand, logoutCommand } from "./auth.ts";
 import { importCommand } from "./import.ts";
 import { listCommand } from "./list.ts";
 import { addCommand, disableCommand, enableCommand, removeCommand } from "./manage.ts";
-import { parseCommandArgs } from "./parse.ts";
+import { parseCommandArgs, surfaceUsage } from "./parse.ts";
 import type { CommandEnvironment, CommandResult, CommandSpec, Surface } from "./types.ts";
 
 /** Every command, in the order help lists them. Runtime commands join through `extraCommands`. */
@@ -23,7 +23,7 @@ export const helpCommand = (commands: () => readonly CommandSpec[]): CommandSpec
   options: {},
   async run() {
     const lines = ["/mcp commands:"];
-    for (const command of commands()) lines.push(`  /mcp ${command.usage.split("\n")[0]}`, `      ${command.summary}`);
+    for (const command of commands()) lines.push(`  /mcp ${surfaceUsage(command, "pi").split("\n")[0]}`, `      ${command.summary}`);
     return { exitCode: 0, output: lines.join("\n") };
   },
 });

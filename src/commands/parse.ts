@@ -19,7 +19,7 @@ export function parseCommandArgs(spec: CommandSpec, argv: readonly string[], sur
   const split = argv.indexOf("--");
   const head = (split === -1 ? argv : argv.slice(0, split)).map((arg) => LONG_SHORTS[arg] ?? arg);
   const rest = split === -1 ? undefined : argv.slice(split + 1);
-  if (rest && !spec.acceptsRest) throw usage(spec, "unexpected `--`");
+  if (rest && !spec.acceptsRest) throw usage(spec, "unexpected `--`", surface);
   const options: NonNullable<ParseArgsConfig["options"]> = {};
   for (const [name, option] of Object.entries({ ...spec.options, ...TRUST_OPTIONS })) {
     if (option.only && option.only !== surface) continue;
@@ -29,18 +29,28 @@ export function parseCommandArgs(spec: CommandSpec, argv: readonly string[], sur
   try {
     parsed = parseArgs({ args: head, options, allowPositionals: true, strict: true });
   } catch (error) {
-    throw usage(spec, (error as Error).message.replace(/\. To specify a positional.*$/s, ""));
+    throw usage(spec, (error as Error).message.replace(/\. To specify a positional.*$/s, ""), surface);
   }
   const required = spec.positionals.filter((positional) => positional.required).length;
   if (parsed.positionals.length < required) {
-    throw usage(spec, `missing <${spec.positionals[parsed.positionals.length]?.name}>`);
+    throw usage(spec, `missing <${spec.positionals[parsed.positionals.length]?.name}>`, surface);
   }
   if (parsed.positionals.length > spec.positionals.length) {
-    throw usage(spec, `unexpected argument "${parsed.positionals[spec.positionals.length]}"`);
+    throw usage(spec, `unexpected argument "${parsed.positionals[spec.positionals.length]}"`, surface);
   }
   return { positionals: parsed.positionals, options: parsed.values as ParsedInput["options"], rest };
 }
 
-export function usage(spec: CommandSpec, problem: string): PiMcpError {
-  return new PiMcpError("usage", `${spec.name}: ${problem}\nusage: ${spec.usage}`);
+export function usage(spec: CommandSpec, problem: string, surface?: Surface): PiMcpError {
+  return new PiMcpError("usage", `${spec.name}: ${problem}\nusage: ${surfaceUsage(spec, surface)}`);
+}
+
+/** A command's usage line without the `[--flag]`s another surface owns (`list --json` is standalone-only). */
+export function surfaceUsage(spec: CommandSpec, surface: Surface | undefined): string {
+  if (surface === undefined) return spec.usage;
+  let text = spec.usage;
+  for (const [name, option] of Object.entries(spec.options)) {
+    if (option.only && option.only !== surface) text = text.replaceAll(` [--${name}]`, "");
+  }
+  return text;
 }

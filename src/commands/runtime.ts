@@ -52,6 +52,7 @@ export const testCommand: CommandSpec = {
 async function testOne(env: CommandEnvironment, config: EffectiveConfig, name: string): Promise<TestedServer> {
   const privateDir = await mkdtemp(join(tmpdir(), "pi-mcp-test-"));
   const entry = config.servers.find((server) => server.name === name)!;
+  if (entry.masked) return failed(name, 0, "masked by the project settings: there is no definition to connect");
   const single: EffectiveConfig = { ...config, retry: { ...config.retry, maxRetries: 0 }, servers: [{ ...entry, enabled: true }] };
   const redact = createRedactor(config.secrets);
   const context: HostContext = { cwd: env.cwd, agentDir: env.agentDir, privateDir, config: single, redact, truncate: (text) => ({ text, truncated: false }), services: {} };

@@ -268,6 +268,7 @@ export class ServerConnection {
     if (!handle) throw new PiMcpError("invalid_settings", `no transport plugin handles "${this.entry.transport}"`);
     // Closed while the hooks ran: start nothing (close() cannot see a client that does not exist yet).
     if (generation !== this.generation) throw new PiMcpError("connection_failed", "the connection was closed while it started");
+    this.reusedAt = undefined; // a connection of its own from now on
     const capabilities = hooks.clientCapabilities.call({}, this.context);
     const toolsChanged = () => {
       if (generation === this.generation) this.refreshTools.trigger();

@@ -283,11 +283,13 @@ export class McpHost {
         this.pool.retain(key, connection);
       }
     }
-    if (reason === "quit") await this.pool?.drain();
     const connections = [...this.connections.values()];
-    // Remember the children now: close() forgets them, and a stubborn one must still be killed.
-    const pids = connections.map((connection) => connection.status().pid).filter((pid): pid is number => pid !== undefined);
-    const closing = Promise.all(connections.map((connection) => connection.close()));
+    // Remember the children now (pooled ones too, on quit): close() forgets them, and a stubborn one must still be killed.
+    const pids = [...connections.map((connection) => connection.status().pid), ...(reason === "quit" ? (this.pool?.pids() ?? []) : [])].filter(
+      (pid): pid is number => pid !== undefined,
+    );
+    // On quit, retained connections close within the same budget.
+    const closing = Promise.all([...connections.map((connection) => connection.close()), ...(reason === "quit" && this.pool ? [this.pool.drain()] : [])]);
     let timer: NodeJS.Timeout | undefined;
     const inTime = await Promise.race([closing.then(() => true), new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), budgetMs)))]);
     clearTimeout(timer);

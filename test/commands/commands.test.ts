@@ -5,7 +5,8 @@
  */
 import { existsSync } from "node:fs";
 import { describe, expect, it } from "vitest";
-import { commandsFor, runCommandLine, type CommandEnvironment } from "../../src/commands/index.ts";
+import { commandsFor, helpCommand, runCommandLine, type CommandEnvironment } from "../../src/commands/index.ts";
+import { runtimeCommands } from "../../src/composition.ts";
 import { loadConfig } from "../../src/config/load.ts";
 import { noKernel, runCli, useSandbox, type Sandbox } from "../helpers/tmp.ts";
 
@@ -395,6 +396,45 @@ describe("the Pi surface (hand-built CommandEnvironment)", () => {
     expect((await runCommandLine(commands, ["list", "--json"], env)).exitCode).toBe(2);
     expect((await runCommandLine(commands, ["add", "-a", "x", "https://x.example.com"], env)).exitCode).toBe(2);
     expect((await runCommandLine(commands, ["list"], env)).exitCode).toBe(0);
+  });
+
+  it("logout --all --force in Pi replaces only clients that may use OAuth: local and bearer servers keep running", async () => {
+    const box = sandbox();
+    await box.writeJson(box.globalSettings, {
+      mcp: {
+        servers: {
+          local: { command: "node" },
+          bearer: { url: "https://b.example.com/mcp", auth: { type: "bearer", token: "t0ken-value" } },
+          anonymous: { url: "https://n.example.com/mcp", auth: { type: "none" } },
+          discovered: { url: "https://d.example.com/mcp" },
+          oauth: { url: "https://o.example.com/mcp", auth: { type: "oauth" } },
+        },
+      },
+    });
+    const config = await loadConfig({ agentDir: box.agentDir, cwd: box.projectDir, projectTrusted: false, env: box.env() });
+    const reconnected: string[] = [];
+    const { env } = piEnvironment(box);
+    const runtime = {
+      ...env.runtime!,
+      status: async () => ({ config, servers: config.servers.map((entry) => ({ name: entry.name, state: "connected" as const })) as never }),
+      reconnect: async (name: string) => void reconnected.push(name),
+    };
+    const result = await runCommandLine(commandsFor("pi"), ["logout", "--all", "--force"], { ...env, runtime });
+    expect(result.exitCode, result.output).toBe(0);
+    expect(reconnected.sort()).toEqual(["discovered", "oauth"]);
+  });
+
+  it("help and usage errors show only the options of their surface", async () => {
+    const { env } = piEnvironment(sandbox());
+    const commands = commandsFor("pi");
+    const wrong = await runCommandLine(commands, ["list", "--json"], env);
+    expect(wrong.output).toMatch(/usage: list$/);
+    const all = commandsFor("pi", runtimeCommands());
+    const help = await runCommandLine([...all, helpCommand(() => all)], ["help"], env);
+    expect(help.output).toContain("/mcp list\n");
+    expect(help.output).toContain("/mcp test <server> | --all\n");
+    expect(help.output).not.toContain("--json");
+    expect((await cli("list", "--bogus")).output).toMatch(/usage: list \[--json\]$/);
   });
 
   it("add persists first and then asks the runtime to connect; remove persists first and then disconnects", async () => {

@@ -34,6 +34,10 @@ it("hands a live connection to the next session: same process, no second initial
   expect(textOf(await second.call("mcp__one__ok"))).toBe("ok");
   // The released session's tool definitions are dormant.
   await expect(first.call("mcp__one__ok")).rejects.toThrow(/released/);
+  // After a reconnect the connection is the session's own: no longer reported as reused.
+  await second.host.reconnect("one");
+  await second.waitForState("one", "connected");
+  expect(second.status("one").reusedAt).toBeUndefined();
 });
 
 it("never lends one connection to two sessions, and does not reuse across different definitions", async () => {

@@ -89,3 +89,12 @@ it("tests a working and a failing server together: exit code 1, each reported on
   expect(byName.broken?.error).not.toContain(SECRET);
   expect(childServers()).toEqual([]);
 });
+
+it("reports a server masked by the project settings as not testable instead of failing", async () => {
+  await mkdir(join(root, "project", ".pi"), { recursive: true });
+  await writeFile(join(root, "project", ".pi", "settings.json"), JSON.stringify({ mcp: { servers: { everything: null } } }));
+  const result = await runTest(["test", "everything", "-a", "--json"], { everything: everythingStdio() });
+  expect(result.exitCode).toBe(1);
+  expect(result.servers).toEqual([expect.objectContaining({ name: "everything", ok: false, error: expect.stringMatching(/^masked by the project settings/) })]);
+  expect(childServers()).toEqual([]);
+});
