@@ -1,5 +1,5 @@
 import type { Kernel, KernelPlugin } from "../../src/kernel/kernel.ts";
-import { OAuthSession } from "../../src/auth/provider.ts";
+import { OAuthSession, definitionBinding } from "../../src/auth/provider.ts";
 import { CredentialStore } from "../../src/auth/store.ts";
 
 /**
@@ -13,6 +13,14 @@ import { CredentialStore } from "../../src/auth/store.ts";
 export class OAuthPlugin implements KernelPlugin {
   readonly name = "auth-oauth";
   apply(kernel: Kernel): void {
+    // Stored credentials are part of a connection's identity: after a logout or a new `auth` elsewhere, a retained client is not reused.
+    kernel.hooks.authIdentity.tap(this.name, (identity, context) => {
+      const definition = context.server.definition;
+      if (!definition || definition.transport === "stdio") return identity;
+      if (definition.auth !== undefined && definition.auth.type !== "oauth") return identity;
+      const stored = new CredentialStore(context.host.agentDir).identitySync(context.server.name, definitionBinding(definition));
+      return `${identity}|oauth:${stored}`;
+    });
     kernel.hooks.auth.tapPromise(this.name, async (context) => {
       const definition = context.server.definition;
       if (!definition || definition.transport === "stdio") return undefined;

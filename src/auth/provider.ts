@@ -325,6 +325,7 @@ export class OAuthSession implements OAuthClientProvider {
         if (this.mode !== "background") {
           delete entry.pending;
           delete entry.scopeHint;
+          entry.authorizedAt = Date.now();
         }
       });
     } finally {

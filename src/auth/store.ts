@@ -13,6 +13,7 @@
  * with a message naming `logout --all --force`, the explicit reset. Nothing
  * here puts a stored value into an error message.
  */
+import { readFileSync } from "node:fs";
 import { chmod, mkdir, readFile, rm, stat } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import lockfile from "proper-lockfile";
@@ -74,6 +75,8 @@ export interface StoredEntry extends Binding {
   pending?: PendingFlow;
   /** Scope a running connection was refused (step-up, or authorization it could not start): the next `auth` asks for it. */
   scopeHint?: string;
+  /** Epoch ms of the explicit authorization the tokens descend from (refreshes keep it). */
+  authorizedAt?: number;
 }
 
 interface StoreFile {
@@ -191,6 +194,24 @@ export class CredentialStore {
       if (changed) servers[server] = entry;
       return { result: entry, changed };
     });
+  }
+
+  /**
+   * What identifies the credentials stored for `server` and `binding`, read
+   * synchronously (it is small): the client and the authorization the tokens
+   * descend from; a refresh keeps it, a logout or a new `auth` changes it.
+   * Holds no token value.
+   */
+  identitySync(server: string, binding: Binding): string {
+    let entry: StoredEntry | undefined;
+    try {
+      entry = (JSON.parse(readFileSync(this.path, "utf8")) as { servers?: Record<string, StoredEntry> }).servers?.[server];
+    } catch (error) {
+      return (error as NodeJS.ErrnoException).code === "ENOENT" ? "none" : "unreadable";
+    }
+    if (!bindingMatches(entry, binding)) return "none";
+    const client = entry.clientInformation?.client_id ?? "";
+    return entry.tokens ? `${client}:${entry.authorizedAt ?? "tokens"}` : `${client}:none`;
   }
 
   /** Whether credentials (tokens or a registered client) are stored for `server`; a malformed store counts as none. */

@@ -55,6 +55,8 @@ export function createHooks() {
     createTransport: new AsyncSeriesBailHook<[TransportContext], TransportHandle | undefined>(["transport"]),
     /** Supply authentication (an SDK auth provider and/or headers) for a remote server. */
     auth: new AsyncSeriesBailHook<[AuthContext], AuthHandle | undefined>(["auth"]),
+    /** What identifies the credentials a server's connection uses; a retained connection is reused only when it is unchanged. */
+    authIdentity: new SyncWaterfallHook<[string, ConnectionContext]>(["identity", "connection"]),
 
     /** Turn an MCP tool name into a Pi tool name. */
     toolName: new SyncWaterfallHook<[string, ToolNameContext]>(["name", "context"]),

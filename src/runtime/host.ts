@@ -147,8 +147,8 @@ export class McpHost {
       projectRoot: canonicalPath(this.context.cwd),
       trusted: this.config.sources.projectTrusted,
       definition: entry.definition,
-      // The definition carries the auth settings; stored OAuth credentials are bound to URL and client in the store.
-      authIdentity: JSON.stringify(entry.definition.transport === "stdio" ? null : (entry.definition.auth ?? null)),
+      // The auth settings, refined by the auth plugins (stored OAuth credentials: logged out or authorized anew).
+      authIdentity: this.kernel.hooks.authIdentity.call(JSON.stringify(entry.definition.transport === "stdio" ? null : (entry.definition.auth ?? null)), probe),
       connectTimeoutMs: entry.definition.connectTimeoutMs ?? this.config.connectTimeoutMs,
       requestTimeoutMs: entry.definition.requestTimeoutMs ?? this.config.requestTimeoutMs,
       capabilities: this.kernel.hooks.clientCapabilities.call({}, probe),
@@ -277,7 +277,9 @@ export class McpHost {
     this.syncTools.cancel();
     if (reason === "replaced" && this.pool) {
       for (const [name, connection] of [...this.connections]) {
-        const key = this.keys.get(name);
+        // Computed now: credentials may have changed since the connection opened (an `auth` in this session).
+        const entry = this.config.servers.find((candidate) => candidate.name === name);
+        const key = entry && this.keys.has(name) ? this.poolKeyOf(entry) : undefined;
         if (key === undefined || !connection.reusable) continue;
         this.connections.delete(name);
         this.pool.retain(key, connection);

@@ -14,6 +14,7 @@ import { loadConfig } from "../../src/config/load.ts";
 import type { HostContext } from "../../src/kernel/types.ts";
 import type { ConnectionState } from "../../src/runtime/connection.ts";
 import { McpHost, type BridgedTool } from "../../src/runtime/host.ts";
+import type { ConnectionPool } from "../../src/runtime/pool.ts";
 import { createRedactor } from "../../src/safety/text.ts";
 import { REPO_ROOT, createSandbox, nodeBinary, runProcess, type ProcessResult, type Sandbox } from "../helpers/tmp.ts";
 import { freePort } from "../helpers/servers.ts";
@@ -37,14 +38,15 @@ export interface PiLikeHost {
   readonly tools: Map<string, BridgedTool>;
   readonly runtime: RuntimeControl;
   state(name: string): ConnectionState;
+  reusedAt(name: string): number | undefined;
   cause(name: string): string | undefined;
   waitFor(name: string, states: ConnectionState | readonly ConnectionState[], timeoutMs?: number): Promise<void>;
   call(tool: string, args?: Record<string, unknown>): Promise<{ text: string; isError: boolean }>;
   stop(): Promise<void>;
 }
 
-/** Our host on the sandbox's agent folder, as Pi's session would run it. */
-export async function startPiLikeHost(box: Sandbox): Promise<PiLikeHost> {
+/** Our host on the sandbox's agent folder, as Pi's session would run it (with `pool`, sessions of one Pi process). */
+export async function startPiLikeHost(box: Sandbox, pool?: ConnectionPool): Promise<PiLikeHost> {
   const config = await loadConfig({ agentDir: box.agentDir, cwd: box.projectDir, projectTrusted: false, env: box.env() });
   if (!config.valid) throw new Error(JSON.stringify(config.issues));
   const context: HostContext = {
@@ -63,7 +65,7 @@ export async function startPiLikeHost(box: Sandbox): Promise<PiLikeHost> {
       for (const tool of bridged) tools.set(tool.tool.name, tool);
     },
     deactivate: () => undefined,
-  });
+  }, {}, pool);
   await kernel.hooks.hostStart.promise(context);
   host.start();
   const status = (name: string) => host.status().find((server) => server.name === name);
@@ -79,6 +81,7 @@ export async function startPiLikeHost(box: Sandbox): Promise<PiLikeHost> {
     tools,
     runtime,
     state: (name) => status(name)?.state ?? "disabled",
+    reusedAt: (name) => status(name)?.reusedAt,
     cause: (name) => status(name)?.cause,
     async waitFor(name, states, timeoutMs = 10_000) {
       const wanted: readonly ConnectionState[] = typeof states === "string" ? [states] : states;

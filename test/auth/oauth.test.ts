@@ -3,6 +3,7 @@
 import { readFile, stat, writeFile } from "node:fs/promises";
 import { afterEach, describe, expect, it } from "vitest";
 import { setBrowserOpener } from "../../src/auth/flow.ts";
+import { ConnectionPool } from "../../src/runtime/pool.ts";
 import { startOAuthStack, type OAuthStack } from "./fixtures/oauth-stack.ts";
 import { authSandbox, authorizationUrlIn, cliProcess, runCommand, startPiLikeHost, type AuthSandbox, type PiLikeHost } from "./helpers.ts";
 
@@ -27,8 +28,8 @@ async function setup(options: Parameters<typeof startOAuthStack>[0] = {}, auth: 
   return { stack, box };
 }
 
-async function host(): Promise<PiLikeHost> {
-  const started = await startPiLikeHost(box!);
+async function host(pool?: ConnectionPool): Promise<PiLikeHost> {
+  const started = await startPiLikeHost(box!, pool);
   hosts.push(started);
   return started;
 }
@@ -171,6 +172,34 @@ describe("OAuth against a real authorization server", () => {
     await fresh.waitFor("remote", "needs_auth");
     expect(stack!.counters.authorizations).toBe(1); // only the explicit one
     expect((await stored()).servers.remote.tokens).toBeUndefined();
+  });
+
+  it("a retained connection is reused by the next session only while its stored credentials are unchanged", async () => {
+    await setup();
+    browserDelivers();
+    expect((await runCommand(box!, ["auth", "remote"])).exitCode).toBe(0);
+    const pool = new ConnectionPool();
+    const first = await host(pool);
+    await first.waitFor("remote", "connected");
+    await first.host.shutdown(undefined, "replaced");
+    const second = await host(pool);
+    await second.waitFor("remote", "connected");
+    expect(second.reusedAt("remote")).toBeTypeOf("number"); // same credentials: reused
+    await second.host.shutdown(undefined, "replaced");
+    // Logged out elsewhere (another terminal): the next session must not inherit the old client.
+    expect((await runCommand(box!, ["logout", "remote"])).exitCode).toBe(0);
+    const third = await host(pool);
+    await third.waitFor("remote", "needs_auth");
+    expect(third.reusedAt("remote")).toBeUndefined();
+    // Authorized anew elsewhere: a fresh connection with the new tokens, not a retained one.
+    expect((await runCommand(box!, ["auth", "remote"])).exitCode).toBe(0);
+    await third.host.reconnect("remote");
+    await third.waitFor("remote", "connected");
+    await third.host.shutdown(undefined, "replaced");
+    const fourth = await host(pool);
+    await fourth.waitFor("remote", "connected");
+    expect(fourth.reusedAt("remote")).toBeTypeOf("number"); // unchanged since the third session connected
+    await pool.drain();
   });
 
   it("two processes refreshing at once share one rotation: the second uses the token the first obtained", async () => {
