@@ -15,20 +15,27 @@ function annotationsOf(bridged: BridgedTool): Record<string, boolean> | undefine
   return Object.keys(hints).length > 0 ? hints : undefined;
 }
 
-/** An MCP error result becomes a Pi error result: Pi marks a tool that throws as failed. */
-export function toPiResult(outcome: ToolOutcome) {
-  if (outcome.isError) {
+/**
+ * An MCP error result becomes a Pi error result. Pi 0.99+ takes a returned
+ * `isError`, which keeps the whole result (images, details, a spill path);
+ * older Pi marks only a tool that throws as failed, so there the text is thrown.
+ */
+export function toPiResult(outcome: ToolOutcome, returnsErrors: boolean) {
+  if (outcome.isError && !returnsErrors) {
     const text = outcome.content.flatMap((item) => (item.type === "text" ? [item.text] : [])).join("\n");
     throw new Error(text || "the MCP tool reported an error");
   }
-  return { content: outcome.content, details: outcome.details };
+  return { content: outcome.content, details: outcome.details, ...(outcome.isError && { isError: true }) };
 }
 
 /** The Pi tools that reach tools the model is not declared: activated when some MCP tool needs them. */
 const REACHING_TOOL: Readonly<Partial<Record<Exposure, string>>> = { deferred: "tool_search", codemode: "codemode" };
 
-/** Pi 1.x knows tool exposure (its tool list reports it); 0.84 does not. */
-function supportsExposure(pi: ExtensionAPI): boolean {
+/**
+ * Pi 0.99+ knows tool exposure (its tool list reports it); 0.84 does not. The
+ * same release lets a tool return an `isError` result instead of throwing.
+ */
+export function supportsExposure(pi: ExtensionAPI): boolean {
   return pi.getAllTools().some((tool) => (tool as { exposure?: unknown }).exposure !== undefined);
 }
 
@@ -81,6 +88,7 @@ export function piToolSink(pi: ExtensionAPI, notice: (text: string) => void = ()
                     details: { server: bridged.server, tool: bridged.tool.name, progress },
                   }),
               }),
+              (exposureKnown ??= supportsExposure(pi)),
             ),
         });
       }

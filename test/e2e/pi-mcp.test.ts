@@ -61,6 +61,26 @@ describe.each<PiVersion>(["1.6", "0.84"])("a real Pi %s", (version) => {
   });
 });
 
+describe("an MCP error result", () => {
+  it.each<PiVersion>(["1.6", "0.84"])("reaches the model as a failed tool result on Pi %s (1.x keeps its image and details)", async (version) => {
+    await writeSettings({ servers: { flaky: { command: NODE, args: [join(REPO_ROOT, "test/fixtures/servers/tool-error.mjs")] } } });
+    const run = await runPi({
+      version,
+      home: home.home,
+      cwd: home.cwd,
+      extensions: [REPO_ROOT],
+      args: ["-p", "/mcp wait", "try it"],
+      script: [{ toolCall: { name: "mcp__flaky__fail", arguments: {} } }, { textFromLastToolResult: true, prefix: "model saw: " }],
+      timeoutMs: 90_000,
+    });
+    expect(run.code).toBe(0);
+    expect(run.stdout).toContain("model saw: the quota is exhausted");
+    const result = run.requests[1]!.messages.at(-1) as { role: string; isError: boolean; content: Array<{ type: string }> };
+    expect(result).toMatchObject({ role: "toolResult", toolName: "mcp__flaky__fail", isError: true });
+    expect(result.content.some((item) => item.type === "image")).toBe(version === "1.6");
+  });
+});
+
 describe("the Instruction Snapshot", () => {
   it("puts a connected server's instructions at the end of the system prompt the model receives", async () => {
     const basic = join(REPO_ROOT, "test/fixtures/servers/basic.mjs");
