@@ -1,10 +1,5 @@
 import type { Kernel, KernelPlugin } from "../../src/kernel/kernel.ts";
 
-/**
- * Server Instructions become one attributed section per server with
- * non-empty instructions, in name order, appended to the system prompt. No
- * tool rosters: a change of tools alone leaves the system prompt as it was.
- */
 /** A server whose tools are not declared to the model gets one line saying how to reach them. */
 function reachLines(server: string, exposures: readonly string[]): string[] {
   const lines: string[] = [];
@@ -13,6 +8,13 @@ function reachLines(server: string, exposures: readonly string[]): string[] {
   return lines;
 }
 
+/**
+ * Server Instructions become one attributed section per server with
+ * non-empty instructions, in name order, appended to the system prompt. No
+ * tool rosters: a change of tools alone leaves the system prompt as it was
+ * (a server with deferred or codemode tools adds one line on how to reach
+ * them, which follows its exposure, not its tool list).
+ */
 export class InstructionsPlugin implements KernelPlugin {
   readonly name = "instructions";
   apply(kernel: Kernel): void {

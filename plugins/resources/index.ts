@@ -23,6 +23,7 @@ interface ResourcesState {
   readonly connections: Map<string, LiveConnection>;
   /** server → URIs subscribed on the live connection. */
   readonly active: Map<string, Set<string>>;
+  toolsDefined?: boolean;
   /** server → the `subscriptions/listen` stream carrying its subscriptions (2026-07-28 peers). */
   readonly streams: Map<string, McpSubscription>;
   readonly noticed: Map<string, number>;
@@ -49,7 +50,6 @@ export class ResourcesPlugin implements KernelPlugin {
     const state = stateOf(kernel);
     kernel.hooks.hostStart.tap(this.name, (host) => {
       state.host = host;
-      for (const tool of fixedTools(state)) host.services.piTools?.define(tool);
       host.services.session?.onBranchChange(() => void syncSubscriptions(state));
     });
     kernel.hooks.clientCreated.tap(this.name, (connection) => {
@@ -66,6 +66,7 @@ export class ResourcesPlugin implements KernelPlugin {
     });
     kernel.hooks.serverConnected.tapPromise(this.name, async (connection) => {
       if (!connection.client.getServerCapabilities()?.resources) return;
+      defineTools(state);
       state.connections.set(connection.server.name, connection);
       forget(state, connection.server.name);
       updateToolActivity(state);
@@ -83,6 +84,13 @@ export class ResourcesPlugin implements KernelPlugin {
   }
 
   readonly commands: readonly CommandSpec[] = [subscriptionCommand("subscribe"), subscriptionCommand("unsubscribe")];
+}
+
+/** The fixed tools reach Pi with the first connected server that offers resources. */
+function defineTools(state: ResourcesState): void {
+  if (state.toolsDefined || !state.host) return;
+  state.toolsDefined = true;
+  for (const tool of fixedTools(state)) state.host.services.piTools?.define(tool);
 }
 
 function updateToolActivity(state: ResourcesState): void {
@@ -230,10 +238,12 @@ function text(value: string, details: Record<string, unknown> = {}): ToolOutcome
 function fixedTools(state: ResourcesState): FixedTool[] {
   const serverArg = { type: "string", description: "MCP server name (omit for all servers)" };
   const pick = (server: unknown): [string, LiveConnection][] => {
-    if (server === undefined) return [...state.connections].sort(([a], [b]) => a.localeCompare(b));
-    const connection = state.connections.get(String(server));
-    if (!connection) throw new PiMcpError("not_found", `no connected MCP server "${String(server)}" offers resources`);
-    return [[String(server), connection]];
+    // A session that handed its connections on (or ended) starts nothing through them.
+    const current = [...state.connections].filter(([, connection]) => connection.isCurrent());
+    if (server === undefined) return current.sort(([a], [b]) => a.localeCompare(b));
+    const found = current.find(([name]) => name === String(server));
+    if (!found) throw new PiMcpError("not_found", `no connected MCP server "${String(server)}" offers resources`);
+    return [found];
   };
   const list = async (method: "resources/list" | "resources/templates/list", key: string, args: Record<string, unknown>, signal: AbortSignal | undefined) => {
     const lines: string[] = [];

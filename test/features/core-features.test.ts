@@ -15,11 +15,16 @@ afterEach(stopAllHosts);
 const commands = (h: TestHost) => [...h.host.kernelInstance.commands];
 
 describe("resources", () => {
-  it("offers the three fixed tools only while a connected server supports resources", async () => {
+  it("registers the three fixed tools once a connected server supports resources, and offers them only while one does", async () => {
+    const none = fakeServices();
+    const plain = await startHost({ basic: fixtureServer("basic") }, { services: none });
+    await plain.waitForState("basic", "connected");
+    await plain.waitForTools(3, { server: "basic" });
+    expect(none.piTools.tools.size).toBe(0); // no server offers resources: nothing registered
     const services = fakeServices();
     const h = await startHost({ everything: everythingStdio() }, { services });
-    expect([...services.piTools.tools.keys()].sort()).toEqual(["list_mcp_resource_templates", "list_mcp_resources", "read_mcp_resource"]);
     await until(() => services.piTools.active.size === 3, 10_000);
+    expect([...services.piTools.tools.keys()].sort()).toEqual(["list_mcp_resource_templates", "list_mcp_resources", "read_mcp_resource"]);
     await h.host.reconnect("everything").catch(() => undefined);
     await h.host.connection("everything")!.close();
     expect(services.piTools.active.size).toBe(0);
@@ -163,6 +168,8 @@ describe("resource subscriptions belong to their session", () => {
       await until(() => first.host.statusLines().join("\n").includes("notes note://a"), 5_000);
       const pid = first.status("notes").pid;
       await first.host.shutdown(undefined, "replaced");
+      // The released session starts nothing through the connection it handed on.
+      await expect(firstServices.piTools.tools.get("read_mcp_resource")!.execute({ server: "notes", uri: "note://a" }, {})).rejects.toThrow(/no connected MCP server "notes"/);
 
       const services = fakeServices(); // a new session: no subscription entries
       const second = await startHost(servers, { services, pool });
