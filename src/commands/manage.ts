@@ -1,4 +1,4 @@
-import { PiMcpError } from "../kernel/errors.ts";
+import { PiMcpError, describeError } from "../kernel/errors.ts";
 import { isRecord } from "../config/schema.ts";
 import { assertWritable, changeServers, isMask, mutationTarget, notDefined, type Target } from "./mutate.ts";
 import { usage } from "./parse.ts";
@@ -137,9 +137,16 @@ export const removeCommand: CommandSpec = {
       delete servers[name];
     });
     await env.runtime?.settingsChanged(name, "disconnect");
-    const loggedOut = input.options.logout ? await env.credentials.remove(name) : false;
+    const removed = `Removed ${target.scope} server "${name}"`;
+    let loggedOut = false;
+    try {
+      loggedOut = input.options.logout ? await env.credentials.remove(name) : false;
+    } catch (error) {
+      // The definition is gone already: say so, and why the credentials are still there.
+      throw new PiMcpError("failed", `${removed} from ${target.file}, but not its stored credentials: ${describeError(error)}`);
+    }
     const credentials = input.options.logout ? (loggedOut ? " and its stored credentials" : " (it had no stored credentials)") : "";
-    return done(`Removed ${target.scope} server "${name}"${credentials} from ${target.file}`);
+    return done(`${removed}${credentials} from ${target.file}`);
   },
 };
 

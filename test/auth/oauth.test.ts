@@ -236,7 +236,11 @@ describe("OAuth against a real authorization server", () => {
       const result = await runCommand(box!, argv);
       expect(result.exitCode, argv.join(" ")).toBe(1);
       expect(result.output).toContain("logout --all --force");
+      // remove --logout removed the definition before the store refused: it says both.
+      if (argv[0] === "remove") expect(result.output).toContain('Removed global server "remote"');
+      if (argv[0] === "remove") expect(result.output).toContain("but not its stored credentials");
     }
+    expect((await runCommand(box!, ["list"])).output).not.toMatch(/^remote\s/m);
     const list = await runCommand(box!, ["list", "--json"]);
     expect(list.exitCode).toBe(0);
     expect(Buffer.compare(await readFile(box!.storePath), bytes)).toBe(0);
