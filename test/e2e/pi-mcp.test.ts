@@ -2,7 +2,7 @@ import { readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { isAlive } from "../helpers/host.ts";
-import { makePiHome, NODE, REPO_ROOT, runPi, type PiHome, type PiVersion } from "./harness/pi.ts";
+import { callThenRepeat, makePiHome, NODE, REPO_ROOT, runPi, runPiWithMcp, type PiHome, type PiVersion } from "./harness/pi.ts";
 
 const EVERYTHING = join(REPO_ROOT, "node_modules/@modelcontextprotocol/server-everything/dist/index.js");
 const SECRET = "e2e-secret-value-7f3a9c";
@@ -42,16 +42,7 @@ describe.each<PiVersion>(["1.6", "0.84"])("a real Pi %s", (version) => {
 
   it("lets the model call mcp__everything__echo and gives it the echoed text", async () => {
     await writeSettings({ servers: { everything } });
-    const run = await runPi({
-      version,
-      home: home.home,
-      cwd: home.cwd,
-      extensions: [REPO_ROOT],
-      args: ["-p", "/mcp wait", "please echo"],
-      env: { E2E_SECRET: SECRET },
-      script: [{ toolCall: { name: "mcp__everything__echo", arguments: { message: "round trip" } } }, { textFromLastToolResult: true, prefix: "model saw: " }],
-      timeoutMs: 90_000,
-    });
+    const run = await runPiWithMcp(home, "please echo", callThenRepeat("mcp__everything__echo", { message: "round trip" }), { version, env: { E2E_SECRET: SECRET } });
     expect(run.code).toBe(0);
     expect(run.stdout).toContain("everything: connected");
     expect(run.stdout).toContain("model saw: Echo: round trip");
@@ -64,15 +55,7 @@ describe.each<PiVersion>(["1.6", "0.84"])("a real Pi %s", (version) => {
 describe("an MCP error result", () => {
   it.each<PiVersion>(["1.6", "0.84"])("reaches the model as a failed tool result on Pi %s (1.x keeps its image and details)", async (version) => {
     await writeSettings({ servers: { flaky: { command: NODE, args: [join(REPO_ROOT, "test/fixtures/servers/tool-error.mjs")] } } });
-    const run = await runPi({
-      version,
-      home: home.home,
-      cwd: home.cwd,
-      extensions: [REPO_ROOT],
-      args: ["-p", "/mcp wait", "try it"],
-      script: [{ toolCall: { name: "mcp__flaky__fail", arguments: {} } }, { textFromLastToolResult: true, prefix: "model saw: " }],
-      timeoutMs: 90_000,
-    });
+    const run = await runPiWithMcp(home, "try it", callThenRepeat("mcp__flaky__fail", {}), { version });
     expect(run.code).toBe(0);
     expect(run.stdout).toContain("model saw: the quota is exhausted");
     const result = run.requests[1]!.messages.at(-1) as { role: string; isError: boolean; content: Array<{ type: string }> };
@@ -85,7 +68,7 @@ describe("the Instruction Snapshot", () => {
   it("puts a connected server's instructions at the end of the system prompt the model receives", async () => {
     const basic = join(REPO_ROOT, "test/fixtures/servers/basic.mjs");
     await writeSettings({ servers: { guide: { command: NODE, args: [basic], environment: { FIXTURE_INSTRUCTIONS: "Always greet the guide server." } } } });
-    const run = await runPi({ home: home.home, cwd: home.cwd, extensions: [REPO_ROOT], args: ["-p", "/mcp wait", "hello"], script: [{ text: "hi" }], timeoutMs: 60_000 });
+    const run = await runPiWithMcp(home, "hello", [{ text: "hi" }], { timeoutMs: 60_000 });
     expect(run.code).toBe(0);
     const system = run.requests[0]?.systemPrompt ?? "";
     expect(system).toContain('## MCP server "guide"\n\nAlways greet the guide server.');

@@ -7,7 +7,7 @@
 import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { makePiHome, NODE, PI_VERSIONS, REPO_ROOT, runPi, type PiHome } from "../e2e/harness/pi.ts";
+import { callThenRepeat, makePiHome, NODE, PI_VERSIONS, REPO_ROOT, runPiWithMcp, type FauxStep, type PiHome } from "../e2e/harness/pi.ts";
 
 const EVERYTHING = join(REPO_ROOT, "node_modules/@modelcontextprotocol/server-everything/dist/index.js");
 const INTERACTIVE = join(REPO_ROOT, "test/fixtures/servers/interactive.mjs");
@@ -27,19 +27,8 @@ async function writeServers(servers: Record<string, unknown>): Promise<void> {
 describe.each(PI_VERSIONS)("sampling in a real Pi %s", (version) => {
   it("answers server-everything's trigger-sampling-request with Pi's model; the answer reaches the next turn", async () => {
     await writeServers({ everything: { command: NODE, args: [EVERYTHING, "stdio"] } });
-    const run = await runPi({
-      version,
-      home: home.home,
-      cwd: home.cwd,
-      extensions: [REPO_ROOT],
-      args: ["-p", "/mcp wait", "please sample"],
-      script: [
-        { toolCall: { name: "mcp__everything__trigger-sampling-request", arguments: { prompt: "name a colour", maxTokens: 64 } } },
-        { text: "SAMPLED: cerulean" },
-        { textFromLastToolResult: true, prefix: "model saw: " },
-      ],
-      timeoutMs: 60_000,
-    });
+    const [call, repeat] = callThenRepeat("mcp__everything__trigger-sampling-request", { prompt: "name a colour", maxTokens: 64 });
+    const run = await runPiWithMcp(home, "please sample", [call!, { text: "SAMPLED: cerulean" }, repeat!], { version, timeoutMs: 60_000 });
     expect(run.code, run.stderr).toBe(0);
     // Three model requests: the agent's turn, the sampling request, the agent's next turn. No extra turn.
     expect(run.requests).toHaveLength(3);
@@ -59,18 +48,12 @@ describe.each(PI_VERSIONS)("sampling in a real Pi %s", (version) => {
 describe("sampling with tools in a real Pi", () => {
   it("gives a server the faux model's tool call (stopReason toolUse), over 2026-07-28 input requests", async () => {
     await writeServers({ interactive: { command: NODE, args: [INTERACTIVE] } });
-    const run = await runPi({
-      home: home.home,
-      cwd: home.cwd,
-      extensions: [REPO_ROOT],
-      args: ["-p", "/mcp wait", "ask the model with tools"],
-      script: [
-        { toolCall: { name: "mcp__interactive__ask_model", arguments: { prompt: "What is the weather in Paris?", withTools: true } } },
-        { toolCall: { name: "get_weather", arguments: { city: "Paris" } } },
-        { textFromLastToolResult: true, prefix: "server got: " },
-      ],
-      timeoutMs: 60_000,
-    });
+    const script: FauxStep[] = [
+      { toolCall: { name: "mcp__interactive__ask_model", arguments: { prompt: "What is the weather in Paris?", withTools: true } } },
+      { toolCall: { name: "get_weather", arguments: { city: "Paris" } } },
+      { textFromLastToolResult: true, prefix: "server got: " },
+    ];
+    const run = await runPiWithMcp(home, "ask the model with tools", script, { timeoutMs: 60_000 });
     expect(run.code, run.stderr).toBe(0);
     expect(run.requests).toHaveLength(3);
     const sampling = run.requests[1]!;

@@ -337,3 +337,31 @@ export async function startPiRpc(
 
   return { child, records, stderr: () => stderr, send, waitFor, prompt, requests: () => readFauxLog(log), close };
 }
+
+/**
+ * A real Pi with pi-mcp in print mode that waits for MCP to settle (`/mcp wait`)
+ * before `prompt`, its faux model following `script`. The usual shape of an
+ * end-to-end test: the model calls an MCP tool, then repeats what it got.
+ */
+export function runPiWithMcp(
+  home: Pick<PiHome, "home" | "cwd">,
+  prompt: string,
+  script: FauxStep[],
+  options: { version?: PiVersion; env?: Record<string, string | undefined>; timeoutMs?: number } = {},
+): Promise<PiRunResult> {
+  return runPi({
+    ...(options.version && { version: options.version }),
+    home: home.home,
+    cwd: home.cwd,
+    extensions: [REPO_ROOT],
+    args: ["-p", "/mcp wait", prompt],
+    ...(options.env && { env: options.env }),
+    script,
+    timeoutMs: options.timeoutMs ?? 90_000,
+  });
+}
+
+/** The faux model's two steps for "call `name` with `args`, then say what it returned" (prefixed "model saw: "). */
+export function callThenRepeat(name: string, args: Record<string, unknown>): FauxStep[] {
+  return [{ toolCall: { name, arguments: args } }, { textFromLastToolResult: true, prefix: "model saw: " }];
+}
