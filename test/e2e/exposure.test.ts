@@ -2,18 +2,12 @@
 // and the fallback on a Pi without exposure.
 import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { afterEach, beforeEach, expect, it } from "vitest";
-import { makePiHome, NODE, REPO_ROOT, runPi, type FauxStep, type PiHome, type PiVersion } from "./harness/pi.ts";
+import { expect, it } from "vitest";
+import { usePiHome, NODE, REPO_ROOT, runPi, type FauxStep, type PiVersion } from "./harness/pi.ts";
 
 const EVERYTHING = join(REPO_ROOT, "node_modules/@modelcontextprotocol/server-everything/dist/index.js");
 
-let home: PiHome;
-beforeEach(async () => {
-  home = await makePiHome();
-});
-afterEach(async () => {
-  await home.cleanup();
-});
+const home = usePiHome();
 
 async function run(server: Record<string, unknown>, script: FauxStep[], version: PiVersion = "1.6") {
   await writeFile(join(home.agentDir, "settings.json"), JSON.stringify({ mcp: { servers: { everything: { command: NODE, args: [EVERYTHING, "stdio"], ...server } } } }));

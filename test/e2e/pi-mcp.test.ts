@@ -1,23 +1,15 @@
-import { readFile, writeFile } from "node:fs/promises";
+import { readFile } from "node:fs/promises";
 import { join } from "node:path";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { isAlive } from "../helpers/host.ts";
-import { callThenRepeat, makePiHome, NODE, REPO_ROOT, runPi, runPiWithMcp, type PiHome, type PiVersion } from "./harness/pi.ts";
+import { callThenRepeat, usePiHome, NODE, REPO_ROOT, runPi, runPiWithMcp, type PiVersion } from "./harness/pi.ts";
 
 const EVERYTHING = join(REPO_ROOT, "node_modules/@modelcontextprotocol/server-everything/dist/index.js");
 const SECRET = "e2e-secret-value-7f3a9c";
 
-let home: PiHome;
-beforeEach(async () => {
-  home = await makePiHome();
-});
-afterEach(async () => {
-  await home.cleanup();
-});
+const home = usePiHome();
 
-async function writeSettings(mcp: unknown): Promise<void> {
-  await writeFile(join(home.agentDir, "settings.json"), JSON.stringify({ theme: "dark", mcp }, null, 2));
-}
+const writeSettings = (mcp: unknown) => home.writeSettings({ theme: "dark", mcp });
 
 const everything = { command: NODE, args: [EVERYTHING, "stdio"], environment: { TOKEN: "${E2E_SECRET}" } };
 

@@ -1,20 +1,14 @@
 // A real Pi in RPC mode: connections survive /reload, new_session and fork within one process.
 import { readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { afterEach, beforeEach, expect, it } from "vitest";
+import { expect, it } from "vitest";
 import { isAlive } from "../helpers/host.ts";
-import { makePiHome, NODE, REPO_ROOT, startPiRpc, type PiHome } from "./harness/pi.ts";
+import { usePiHome, NODE, REPO_ROOT, startPiRpc } from "./harness/pi.ts";
 
 const PROBE = join(REPO_ROOT, "test/e2e/harness/fixtures/probe.ts");
 const CRASH_FIXTURE = join(REPO_ROOT, "test/fixtures/servers/crash.mjs");
 
-let home: PiHome;
-beforeEach(async () => {
-  home = await makePiHome();
-});
-afterEach(async () => {
-  await home.cleanup();
-});
+const home = usePiHome();
 
 
 it("keeps the same server process across /reload, new_session and fork, then closes it when Pi quits", async () => {

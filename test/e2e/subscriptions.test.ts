@@ -1,19 +1,13 @@
 // A real Pi: a resource subscription made with /mcp subscribe brings a notice on the next turn.
 import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { afterEach, beforeEach, expect, it } from "vitest";
-import { makePiHome, NODE, REPO_ROOT, startPiRpc, type PiHome } from "./harness/pi.ts";
+import { expect, it } from "vitest";
+import { usePiHome, NODE, REPO_ROOT, startPiRpc } from "./harness/pi.ts";
 
 const EVERYTHING = join(REPO_ROOT, "node_modules/@modelcontextprotocol/server-everything/dist/index.js");
 const URI = "demo://resource/static/document/architecture.md";
 
-let home: PiHome;
-beforeEach(async () => {
-  home = await makePiHome();
-});
-afterEach(async () => {
-  await home.cleanup();
-});
+const home = usePiHome();
 
 it("notes a changed subscribed resource for the next turn, naming server and URI, without reading it", async () => {
   await writeFile(join(home.agentDir, "settings.json"), JSON.stringify({ mcp: { servers: { everything: { command: NODE, args: [EVERYTHING, "stdio"] } } } }));

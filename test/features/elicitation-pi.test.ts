@@ -7,24 +7,16 @@
 import { existsSync, readFileSync } from "node:fs";
 import { chmod, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { until } from "../helpers/host.ts";
-import { makePiHome, NODE, REPO_ROOT, runPi, startPiRpc, type PiHome } from "../e2e/harness/pi.ts";
+import { usePiHome, NODE, REPO_ROOT, runPi, startPiRpc } from "../e2e/harness/pi.ts";
 
 const EVERYTHING = join(REPO_ROOT, "node_modules/@modelcontextprotocol/server-everything/dist/index.js");
 const INTERACTIVE = join(REPO_ROOT, "test/fixtures/servers/interactive.mjs");
 
-let home: PiHome;
-beforeEach(async () => {
-  home = await makePiHome();
-});
-afterEach(async () => {
-  await home.cleanup();
-});
+const home = usePiHome();
 
-async function writeServers(servers: Record<string, unknown>): Promise<void> {
-  await writeFile(join(home.agentDir, "settings.json"), JSON.stringify({ mcp: { servers } }, null, 2));
-}
+const writeServers = (servers: Record<string, unknown>) => home.writeSettings({ mcp: { servers } });
 
 const everything = () => ({ command: NODE, args: [EVERYTHING, "stdio"] });
 

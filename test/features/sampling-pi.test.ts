@@ -4,25 +4,16 @@
  * ctx.modelRegistry, as one model request between the agent's turns, and the
  * answer reaches the tool result the model then sees.
  */
-import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { callThenRepeat, makePiHome, NODE, PI_VERSIONS, REPO_ROOT, runPiWithMcp, type FauxStep, type PiHome } from "../e2e/harness/pi.ts";
+import { describe, expect, it } from "vitest";
+import { callThenRepeat, usePiHome, NODE, PI_VERSIONS, REPO_ROOT, runPiWithMcp, type FauxStep } from "../e2e/harness/pi.ts";
 
 const EVERYTHING = join(REPO_ROOT, "node_modules/@modelcontextprotocol/server-everything/dist/index.js");
 const INTERACTIVE = join(REPO_ROOT, "test/fixtures/servers/interactive.mjs");
 
-let home: PiHome;
-beforeEach(async () => {
-  home = await makePiHome();
-});
-afterEach(async () => {
-  await home.cleanup();
-});
+const home = usePiHome();
 
-async function writeServers(servers: Record<string, unknown>): Promise<void> {
-  await writeFile(join(home.agentDir, "settings.json"), JSON.stringify({ mcp: { servers } }, null, 2));
-}
+const writeServers = (servers: Record<string, unknown>) => home.writeSettings({ mcp: { servers } });
 
 describe.each(PI_VERSIONS)("sampling in a real Pi %s", (version) => {
   it("answers server-everything's trigger-sampling-request with Pi's model; the answer reaches the next turn", async () => {

@@ -4,10 +4,11 @@
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
-import { mkdir, mkdtemp, rm } from "node:fs/promises";
+import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { delimiter, dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
+import { afterEach, beforeEach } from "vitest";
 import type { FauxLogEntry, FauxStep } from "./faux-provider.ts";
 
 export type { FauxLogEntry, FauxStep };
@@ -364,4 +365,41 @@ export function runPiWithMcp(
 /** The faux model's two steps for "call `name` with `args`, then say what it returned" (prefixed "model saw: "). */
 export function callThenRepeat(name: string, args: Record<string, unknown>): FauxStep[] {
   return [{ toolCall: { name, arguments: args } }, { textFromLastToolResult: true, prefix: "model saw: " }];
+}
+
+/** The current test's Pi home, and a way to write its global settings. */
+export interface PiHomeScene extends Pick<PiHome, "home" | "agentDir" | "cwd"> {
+  /** Writes `<agentDir>/settings.json`. */
+  writeSettings(settings: unknown): Promise<void>;
+}
+
+/**
+ * A fresh Pi home for each test of the calling file (made before, removed after
+ * each test). The returned object always reads the current test's home.
+ */
+export function usePiHome(): PiHomeScene {
+  let current: PiHome | undefined;
+  beforeEach(async () => {
+    current = await makePiHome();
+  });
+  afterEach(async () => {
+    await current?.cleanup();
+    current = undefined;
+  });
+  const now = (): PiHome => {
+    if (!current) throw new Error("usePiHome: no test is running");
+    return current;
+  };
+  return {
+    get home() {
+      return now().home;
+    },
+    get agentDir() {
+      return now().agentDir;
+    },
+    get cwd() {
+      return now().cwd;
+    },
+    writeSettings: (settings) => writeFile(join(now().agentDir, "settings.json"), JSON.stringify(settings, null, 2)),
+  };
 }
