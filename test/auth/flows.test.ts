@@ -2,41 +2,23 @@
 // process, `auth: {type: "none"}`, client registration, pre-registered clients,
 // and what output and logs may show. Same real stack as oauth.test.ts.
 import { readFile } from "node:fs/promises";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { authorize, setBrowserOpener } from "../../src/auth/flow.ts";
 import { CredentialStore } from "../../src/auth/store.ts";
 import type { RemoteDefinition } from "../../src/config/types.ts";
-import { startOAuthStack, type OAuthStack, type OAuthStackOptions } from "./fixtures/oauth-stack.ts";
-import { authSandbox, runCommand, startPiLikeHost, type AuthSandbox, type PiLikeHost } from "./helpers.ts";
+import type { OAuthStackOptions } from "./fixtures/oauth-stack.ts";
+import { runCommand, useOAuthScene } from "./helpers.ts";
 
-let stack: OAuthStack | undefined;
-let box: AuthSandbox | undefined;
-let hosts: PiLikeHost[] = [];
+const scene = useOAuthScene();
 
-afterEach(async () => {
-  setBrowserOpener(undefined);
-  for (const host of hosts) await host.stop().catch(() => undefined);
-  hosts = [];
-  await stack?.stop();
-  await box?.cleanup();
-  stack = undefined;
-  box = undefined;
-});
-
-async function setup(options: OAuthStackOptions = {}, auth: (redirectUri: string) => Record<string, unknown> = (redirectUri) => ({ type: "oauth", redirectUri })) {
-  stack = await startOAuthStack(options);
-  const mcpUrl = stack.mcpUrl;
-  box = await authSandbox((redirectUri) => ({ remote: { url: mcpUrl, auth: auth(redirectUri) } }));
+async function setup(options: OAuthStackOptions = {}, auth?: (redirectUri: string) => Record<string, unknown>) {
+  await scene.sandbox((await scene.startStack(options)).mcpUrl, auth);
 }
 
-async function host(): Promise<PiLikeHost> {
-  const started = await startPiLikeHost(box!);
-  hosts.push(started);
-  return started;
-}
+const host = () => scene.host();
 
 function definition(): RemoteDefinition {
-  return { enabled: true, transport: "http", url: stack!.mcpUrl, headers: {}, auth: { type: "oauth", redirectUri: box!.redirectUri } };
+  return { enabled: true, transport: "http", url: scene.stack.mcpUrl, headers: {}, auth: { type: "oauth", redirectUri: scene.box.redirectUri } };
 }
 
 describe("the explicit authorization flow", () => {
@@ -45,21 +27,21 @@ describe("the explicit authorization flow", () => {
     let opened = "";
     setBrowserOpener(async (url) => void (opened = url));
     const started = Date.now();
-    const failure = await authorize({ server: "remote", definition: definition(), store: new CredentialStore(box!.agentDir), print: () => undefined, timeoutMs: 400 }).catch((error: Error) => error);
+    const failure = await authorize({ server: "remote", definition: definition(), store: new CredentialStore(scene.box.agentDir), print: () => undefined, timeoutMs: 400 }).catch((error: Error) => error);
     expect(failure).toBeInstanceOf(Error);
     expect((failure as Error).message).toMatch(/timed out after 0 s waiting for the authorization callback on http:\/\/127\.0\.0\.1:\d+\/mcp\/oauth\/callback/);
     expect((failure as Error).message).toContain("--callback");
     expect(Date.now() - started).toBeLessThan(5_000);
     // The listener is gone, the flow is still pending: the pasted callback completes it.
-    const callback = await stack!.browse(opened);
-    const done = await runCommand(box!, ["auth", "remote", "--callback", callback]);
+    const callback = await scene.stack.browse(opened);
+    const done = await runCommand(scene.box, ["auth", "remote", "--callback", callback]);
     expect(done.exitCode, done.output).toBe(0);
   });
 
   it("allows one active flow per process", async () => {
     await setup();
     setBrowserOpener(async () => undefined);
-    const options = { server: "remote", definition: definition(), store: new CredentialStore(box!.agentDir), print: () => undefined, timeoutMs: 1_500 };
+    const options = { server: "remote", definition: definition(), store: new CredentialStore(scene.box.agentDir), print: () => undefined, timeoutMs: 1_500 };
     const first = authorize(options).catch((error: Error) => error);
     const second = await authorize(options).catch((error: Error) => error);
     expect((second as Error).message).toContain('an authorization flow for "remote" is already running in this process');
@@ -69,28 +51,28 @@ describe("the explicit authorization flow", () => {
   it("the loopback listener ignores callbacks with another state and keeps waiting for the right one", async () => {
     await setup();
     setBrowserOpener(async (url) => {
-      const callback = new URL(await stack!.browse(url));
+      const callback = new URL(await scene.stack.browse(url));
       const forged = new URL(callback);
       forged.searchParams.set("state", "someone-elses-state");
       expect((await fetch(forged)).status).toBe(400);
       expect((await fetch(new URL("/elsewhere", callback))).status).toBe(404);
       await fetch(callback);
     });
-    const result = await runCommand(box!, ["auth", "remote"]);
+    const result = await runCommand(scene.box, ["auth", "remote"]);
     expect(result.exitCode, result.output).toBe(0);
-    expect(stack!.counters.grants.authorization_code).toBe(1);
+    expect(scene.stack.counters.grants.authorization_code).toBe(1);
   });
 
   it("a scope a running connection was refused is requested by the next auth (step-up)", async () => {
     await setup();
-    setBrowserOpener(async (url) => void (await stack!.browse(url, { deliver: true })));
-    expect((await runCommand(box!, ["auth", "remote"])).exitCode).toBe(0);
-    const file = JSON.parse(await readFile(box!.storePath, "utf8"));
+    setBrowserOpener(async (url) => void (await scene.stack.browse(url, { deliver: true })));
+    expect((await runCommand(scene.box, ["auth", "remote"])).exitCode).toBe(0);
+    const file = JSON.parse(await readFile(scene.box.storePath, "utf8"));
     file.servers.remote.scopeHint = "mcp:tools offline_access";
-    await (await import("node:fs/promises")).writeFile(box!.storePath, JSON.stringify(file));
-    expect((await runCommand(box!, ["auth", "remote"])).exitCode).toBe(0);
-    expect(stack!.counters.requestedScopes.at(-1)!.split(" ").sort()).toEqual(["mcp:tools", "offline_access"]);
-    expect(JSON.parse(await readFile(box!.storePath, "utf8")).servers.remote.scopeHint).toBeUndefined();
+    await (await import("node:fs/promises")).writeFile(scene.box.storePath, JSON.stringify(file));
+    expect((await runCommand(scene.box, ["auth", "remote"])).exitCode).toBe(0);
+    expect(scene.stack.counters.requestedScopes.at(-1)!.split(" ").sort()).toEqual(["mcp:tools", "offline_access"]);
+    expect(JSON.parse(await readFile(scene.box.storePath, "utf8")).servers.remote.scopeHint).toBeUndefined();
   });
 });
 
@@ -99,8 +81,8 @@ describe("settings and client identities", () => {
     await setup({}, () => ({ type: "none" }));
     const pi = await host();
     await pi.waitFor("remote", "needs_auth");
-    expect(stack!.counters.resourceMetadataRequests).toBe(0);
-    const refused = await runCommand(box!, ["auth", "remote"]);
+    expect(scene.stack.counters.resourceMetadataRequests).toBe(0);
+    const refused = await runCommand(scene.box, ["auth", "remote"]);
     expect(refused.exitCode).toBe(1);
     expect(refused.output).toContain('uses auth type "none"');
   });
@@ -109,8 +91,8 @@ describe("settings and client identities", () => {
     await setup({}, () => undefined as unknown as Record<string, unknown>);
     const pi = await host();
     await pi.waitFor("remote", "needs_auth");
-    expect(stack!.counters.resourceMetadataRequests).toBeGreaterThan(0);
-    expect(stack!.counters.registrations).toBe(0);
+    expect(scene.stack.counters.resourceMetadataRequests).toBeGreaterThan(0);
+    expect(scene.stack.counters.registrations).toBe(0);
   });
 
   it("without dynamic registration: needs_client_registration, then a pre-registered client authorizes with its secret", async () => {
@@ -118,37 +100,37 @@ describe("settings and client identities", () => {
     const pi = await host();
     await pi.waitFor("remote", "needs_client_registration");
     expect(pi.cause("remote")).toContain("auth.clientId");
-    const refused = await runCommand(box!, ["auth", "remote"]);
+    const refused = await runCommand(scene.box, ["auth", "remote"]);
     expect(refused.exitCode).toBe(1);
     expect(refused.output).toContain("auth.clientId");
     await pi.stop();
-    await stack!.stop();
+    await scene.stack.stop();
 
     const secret = "pre-registered-secret-value-123";
-    stack = await startOAuthStack({ registration: false, staticClient: { client_id: "pi-mcp-registered", client_secret: secret, redirect_uris: [box!.redirectUri] } });
-    await box!.writeJson(box!.globalSettings, {
-      mcp: { servers: { remote: { url: stack.mcpUrl, auth: { type: "oauth", clientId: "pi-mcp-registered", clientSecret: "${CLIENT_SECRET}", redirectUri: box!.redirectUri } } } },
+    await scene.startStack({ registration: false, staticClient: { client_id: "pi-mcp-registered", client_secret: secret, redirect_uris: [scene.box.redirectUri] } });
+    await scene.box.writeJson(scene.box.globalSettings, {
+      mcp: { servers: { remote: { url: scene.stack.mcpUrl, auth: { type: "oauth", clientId: "pi-mcp-registered", clientSecret: "${CLIENT_SECRET}", redirectUri: scene.box.redirectUri } } } },
     });
     const env = { CLIENT_SECRET: secret };
-    const boxWithSecret = { ...box!, env: (extra: Record<string, string> = {}) => box!.env({ ...env, ...extra }) };
-    setBrowserOpener(async (url) => void (await stack!.browse(url, { deliver: true })));
+    const boxWithSecret = { ...scene.box, env: (extra: Record<string, string> = {}) => scene.box.env({ ...env, ...extra }) };
+    setBrowserOpener(async (url) => void (await scene.stack.browse(url, { deliver: true })));
     const result = await runCommand(boxWithSecret, ["auth", "remote"]);
     expect(result.exitCode, result.output).toBe(0);
-    expect(stack.counters.registrations).toBe(0);
-    const stored = await readFile(box!.storePath, "utf8");
+    expect(scene.stack.counters.registrations).toBe(0);
+    const stored = await readFile(scene.box.storePath, "utf8");
     expect(stored).not.toContain(secret); // a configured secret stays in the settings
-    expect(JSON.parse(stored).servers.remote.client).toBe(`configured:pi-mcp-registered|${box!.redirectUri}`);
+    expect(JSON.parse(stored).servers.remote.client).toBe(`configured:pi-mcp-registered|${scene.box.redirectUri}`);
   });
 
   it("an entry bound to another URL or client is never used", async () => {
     await setup();
-    setBrowserOpener(async (url) => void (await stack!.browse(url, { deliver: true })));
-    expect((await runCommand(box!, ["auth", "remote"])).exitCode).toBe(0);
+    setBrowserOpener(async (url) => void (await scene.stack.browse(url, { deliver: true })));
+    expect((await runCommand(scene.box, ["auth", "remote"])).exitCode).toBe(0);
     // Same server name, another client identity (a configured client id): the stored tokens do not apply.
-    await box!.writeJson(box!.globalSettings, { mcp: { servers: { remote: { url: stack!.mcpUrl, auth: { type: "oauth", clientId: "other-client", redirectUri: box!.redirectUri } } } } });
+    await scene.box.writeJson(scene.box.globalSettings, { mcp: { servers: { remote: { url: scene.stack.mcpUrl, auth: { type: "oauth", clientId: "other-client", redirectUri: scene.box.redirectUri } } } } });
     const pi = await host();
     await pi.waitFor("remote", "needs_auth");
-    expect(stack!.counters.grants.refresh_token ?? 0).toBe(0);
+    expect(scene.stack.counters.grants.refresh_token ?? 0).toBe(0);
   });
 });
 
@@ -158,21 +140,21 @@ describe("secrets", () => {
     const outputs: string[] = [];
     let callback = "";
     setBrowserOpener(async (url) => {
-      callback = await stack!.browse(url, { deliver: true });
+      callback = await scene.stack.browse(url, { deliver: true });
     });
-    const result = await runCommand(box!, ["auth", "remote"]);
+    const result = await runCommand(scene.box, ["auth", "remote"]);
     outputs.push(result.output, ...result.progress);
-    const entry = JSON.parse(await readFile(box!.storePath, "utf8")).servers.remote;
+    const entry = JSON.parse(await readFile(scene.box.storePath, "utf8")).servers.remote;
     const secrets = [entry.tokens.tokens.access_token, entry.tokens.tokens.refresh_token, new URL(callback).searchParams.get("code")!, callback];
     const pi = await host();
     await pi.waitFor("remote", "connected");
-    await stack!.revokeRefreshToken(entry.tokens.tokens.refresh_token);
+    await scene.stack.revokeRefreshToken(entry.tokens.tokens.refresh_token);
     await new Promise((resolve) => setTimeout(resolve, 2_100));
     outputs.push((await pi.call("echo", { text: "x" }).catch((error: Error) => ({ text: error.message }))).text);
     await pi.waitFor("remote", "needs_auth");
     outputs.push(pi.cause("remote") ?? "", pi.host.connection("remote")!.log.text());
-    outputs.push((await runCommand(box!, ["auth", "remote", "--callback", callback])).output);
-    outputs.push((await runCommand(box!, ["list"])).output);
+    outputs.push((await runCommand(scene.box, ["auth", "remote", "--callback", callback])).output);
+    outputs.push((await runCommand(scene.box, ["list"])).output);
     const all = outputs.join("\n");
     for (const secret of secrets) expect(all).not.toContain(secret);
   });

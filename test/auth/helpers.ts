@@ -5,6 +5,8 @@
  * controls that host, and the CLI (source) as separate processes.
  */
 import { join } from "node:path";
+import { afterEach } from "vitest";
+import { setBrowserOpener } from "../../src/auth/flow.ts";
 import { commandsFor, runCommandLine, type CommandResult } from "../../src/commands/index.ts";
 import { cliCommandEnvironment } from "../../src/commands/environment.ts";
 import type { CommandEnvironment, RuntimeControl } from "../../src/commands/types.ts";
@@ -19,6 +21,7 @@ import { createRedactor } from "../../src/safety/text.ts";
 import { REPO_ROOT, createSandbox, nodeBinary, runProcess, type ProcessResult, type Sandbox } from "../helpers/tmp.ts";
 import { freePort } from "../helpers/servers.ts";
 import { until } from "../helpers/host.ts";
+import { startOAuthStack, type OAuthStack, type OAuthStackOptions } from "./fixtures/oauth-stack.ts";
 
 export interface AuthSandbox extends Sandbox {
   readonly redirectUri: string;
@@ -121,4 +124,53 @@ export function authorizationUrlIn(output: string): string {
   const match = /(http:\/\/127\.0\.0\.1:\d+\/auth\?\S+)/.exec(output);
   if (!match) throw new Error(`no authorization URL in: ${output}`);
   return match[1]!;
+}
+
+/**
+ * One OAuth test's parts, ended after each test of the calling file (hosts
+ * stopped, stack stopped, sandbox removed, the browser opener restored): the
+ * real OAuth stack, a sandbox whose settings name a `remote` server, and the
+ * hosts started on that sandbox.
+ */
+export interface OAuthScene {
+  readonly stack: OAuthStack;
+  readonly box: AuthSandbox;
+  startStack(options?: OAuthStackOptions): Promise<OAuthStack>;
+  /** The sandbox: `remote` at `url`, authenticated by `auth(redirectUri)` (default: OAuth on the sandbox's loopback redirect). */
+  sandbox(url: string, auth?: (redirectUri: string) => Record<string, unknown>): Promise<AuthSandbox>;
+  host(pool?: ConnectionPool): Promise<PiLikeHost>;
+}
+
+export function useOAuthScene(): OAuthScene {
+  let stack: OAuthStack | undefined;
+  let box: AuthSandbox | undefined;
+  let hosts: PiLikeHost[] = [];
+  afterEach(async () => {
+    setBrowserOpener(undefined);
+    for (const host of hosts) await host.stop().catch(() => undefined);
+    hosts = [];
+    await stack?.stop();
+    await box?.cleanup();
+    stack = undefined;
+    box = undefined;
+  });
+  const required = <T>(value: T | undefined, what: string): T => {
+    if (value === undefined) throw new Error(`the OAuth scene has no ${what} yet`);
+    return value;
+  };
+  return {
+    get stack() {
+      return required(stack, "stack");
+    },
+    get box() {
+      return required(box, "sandbox");
+    },
+    startStack: async (options = {}) => (stack = await startOAuthStack(options)),
+    sandbox: async (url, auth = (redirectUri) => ({ type: "oauth", redirectUri })) => (box = await authSandbox((redirectUri) => ({ remote: { url, auth: auth(redirectUri) } }))),
+    async host(pool) {
+      const started = await startPiLikeHost(required(box, "sandbox"), pool);
+      hosts.push(started);
+      return started;
+    },
+  };
 }

@@ -10,37 +10,23 @@ import { afterEach, describe, expect, it } from "vitest";
 import { IssuerMismatchError } from "@modelcontextprotocol/client";
 import { setBrowserOpener } from "../../src/auth/flow.ts";
 import { legacyDiscovery } from "../../src/auth/legacy.ts";
-import { startOAuthStack, type OAuthStack } from "./fixtures/oauth-stack.ts";
-import { authSandbox, runCommand, startPiLikeHost, type AuthSandbox, type PiLikeHost } from "./helpers.ts";
+import { runCommand, useOAuthScene } from "./helpers.ts";
 
-let stack: OAuthStack | undefined;
-let box: AuthSandbox | undefined;
-let hosts: PiLikeHost[] = [];
+const scene = useOAuthScene();
 let fixtures: Server[] = [];
 
 afterEach(async () => {
-  setBrowserOpener(undefined);
-  for (const host of hosts) await host.stop().catch(() => undefined);
-  await stack?.stop();
-  await box?.cleanup();
   for (const server of fixtures) {
     server.closeAllConnections();
     await new Promise<void>((resolve) => server.close(() => resolve()));
   }
-  hosts = [];
   fixtures = [];
-  stack = undefined;
-  box = undefined;
 });
 
-async function host(): Promise<PiLikeHost> {
-  const started = await startPiLikeHost(box!);
-  hosts.push(started);
-  return started;
-}
+const host = () => scene.host();
 
 async function storedEntry(): Promise<Record<string, any>> {
-  return JSON.parse(await readFile(box!.storePath, "utf8")).servers.remote;
+  return JSON.parse(await readFile(scene.box.storePath, "utf8")).servers.remote;
 }
 
 /**
@@ -81,16 +67,16 @@ function metadata(origin: string, issuer: string): Record<string, unknown> {
 
 describe("a 2025-03-26 server (no protected resource metadata, issuer with a path on its own origin)", () => {
   it("waits in needs_auth, is authorized by `auth`, and later connections and refreshes use the accepted discovery", async () => {
-    stack = await startOAuthStack({ legacy: true, accessTokenTtlSeconds: 2 });
+    const stack = await scene.startStack({ legacy: true, accessTokenTtlSeconds: 2 });
     const mcpUrl = stack.mcpUrl;
-    box = await authSandbox((redirectUri) => ({ remote: { url: mcpUrl, auth: { type: "oauth", redirectUri } } }));
+    const box = await scene.sandbox(mcpUrl);
     const origin = new URL(mcpUrl).origin;
 
     const first = await host();
     await first.waitFor("remote", ["needs_auth", "failed"]);
     expect(first.state("remote"), first.cause("remote")).toBe("needs_auth");
 
-    setBrowserOpener((url) => stack!.browse(url, { deliver: true }).then(() => undefined));
+    setBrowserOpener((url) => stack.browse(url, { deliver: true }).then(() => undefined));
     const result = await runCommand(box, ["auth", "remote"], first.runtime);
     expect(result.exitCode, result.output + result.progress.join("\n")).toBe(0);
     expect(result.progress.join("\n")).toContain(`the authorization server at ${origin} names issuer ${origin}/oauth; accepted because it is on the MCP server's own origin`);
@@ -117,7 +103,7 @@ describe("issuer mismatches that stay refused", () => {
     const mcpUrl = await challengingServer((origin) => ({
       "/.well-known/oauth-authorization-server": metadata(origin, "http://localhost:1/oauth"),
     }));
-    box = await authSandbox((redirectUri) => ({ remote: { url: mcpUrl, auth: { type: "oauth", redirectUri } } }));
+    const box = await scene.sandbox(mcpUrl);
     setBrowserOpener(async () => {
       throw new Error("no browser may be opened");
     });
@@ -139,7 +125,7 @@ describe("issuer mismatches that stay refused", () => {
       "/.well-known/oauth-protected-resource/mcp": { resource: `${origin}/mcp`, authorization_servers: [origin] },
       "/.well-known/oauth-authorization-server": metadata(origin, `${origin}/oauth`),
     }));
-    box = await authSandbox((redirectUri) => ({ remote: { url: mcpUrl, auth: { type: "oauth", redirectUri } } }));
+    const box = await scene.sandbox(mcpUrl);
     const result = await runCommand(box, ["auth", "remote", "--no-open"]);
     expect(result.exitCode).not.toBe(0);
     expect(result.output).toContain("names a different issuer");
