@@ -19,7 +19,7 @@ import { describeError, PiMcpError } from "../../src/kernel/errors.ts";
 import type { Kernel, KernelPlugin } from "../../src/kernel/kernel.ts";
 import type { HostContext, LiveConnection, MappedBlock, MappedResult, PiContent } from "../../src/kernel/types.ts";
 import type { ServerConnection } from "../../src/runtime/connection.ts";
-import { isConnectionLost, isTimeout } from "../../src/runtime/errors.ts";
+import { requestFailure } from "../../src/runtime/errors.ts";
 import type { McpHost } from "../../src/runtime/host.ts";
 import { ANY_RESULT, collectPages } from "../../src/runtime/paging.ts";
 import { finishOutcome, mapContent } from "../../src/runtime/tool-call.ts";
@@ -319,9 +319,7 @@ async function request<T>(connection: ServerConnection, method: string, work: ()
     }
   } catch (error) {
     if (error instanceof PiMcpError) throw error;
-    if (isTimeout(error)) throw new PiMcpError("failed", `${label} timed out after ${connection.requestTimeoutMs} ms`, { cause: error });
-    if (isConnectionLost(error)) throw new PiMcpError("connection_failed", `${label} failed: the server's connection was lost`, { cause: error });
-    throw new PiMcpError("failed", safeText(`${label} failed: ${describeError(error)}`, connection.host.redact), { cause: error });
+    throw requestFailure(label, error, { timeoutMs: connection.requestTimeoutMs, redact: connection.host.redact });
   }
 }
 

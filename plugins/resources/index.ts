@@ -1,9 +1,10 @@
 import type { CommandSpec, CommandEnvironment } from "../../src/commands/types.ts";
 import { PiMcpError } from "../../src/kernel/errors.ts";
 import type { Kernel, KernelPlugin } from "../../src/kernel/kernel.ts";
-import type { FixedTool, ToolOutcome } from "../../src/kernel/services.ts";
+import type { FixedTool } from "../../src/kernel/services.ts";
 import type { HostContext, LiveConnection } from "../../src/kernel/types.ts";
 import type { McpSubscription } from "@modelcontextprotocol/client";
+import { requestFailure } from "../../src/runtime/errors.ts";
 import { ANY_RESULT, collectPages } from "../../src/runtime/paging.ts";
 import { finishOutcome, mapContent } from "../../src/runtime/tool-call.ts";
 import { MESSAGE_TYPES } from "../../src/kernel/pi-part.ts";
@@ -68,13 +69,13 @@ export class ResourcesPlugin implements KernelPlugin {
       if (!connection.client.getServerCapabilities()?.resources) return;
       defineTools(state);
       state.connections.set(connection.server.name, connection);
-      forget(state, connection.server.name);
+      void forget(state, connection.server.name);
       updateToolActivity(state);
       await syncSubscriptions(state);
     });
     kernel.hooks.serverDisconnected.tap(this.name, (connection) => {
       state.connections.delete(connection.server.name);
-      forget(state, connection.server.name);
+      void forget(state, connection.server.name);
       updateToolActivity(state);
     });
     kernel.hooks.statusLines.tap(this.name, (lines) => {
@@ -90,7 +91,7 @@ export class ResourcesPlugin implements KernelPlugin {
 function defineTools(state: ResourcesState): void {
   if (state.toolsDefined || !state.host) return;
   state.toolsDefined = true;
-  for (const tool of fixedTools(state)) state.host.services.piTools?.define(tool);
+  for (const tool of fixedTools(state, state.host)) state.host.services.piTools?.define(tool);
 }
 
 function updateToolActivity(state: ResourcesState): void {
@@ -111,19 +112,19 @@ function queueUpdateNotice(state: ResourcesState, server: string, uri: string): 
 }
 
 /** Drops what was subscribed on a connection that is gone or new (its stream closes with it). */
-function forget(state: ResourcesState, server: string): void {
+function forget(state: ResourcesState, server: string): Promise<void> {
   state.active.delete(server);
-  void state.streams.get(server)?.close().catch(() => undefined);
+  const stream = state.streams.get(server);
   state.streams.delete(server);
+  return stream ? stream.close().catch(() => undefined) : Promise.resolve();
 }
 
 /** Ends one server's subscriptions of this session (best effort, briefly: the session is ending). */
 async function releaseSubscriptions(state: ResourcesState, server: string, connection: LiveConnection): Promise<void> {
   const uris = [...(state.active.get(server) ?? [])];
-  const stream = state.streams.get(server);
-  forget(state, server);
-  await stream?.close().catch(() => undefined);
-  if (stream) return;
+  const listening = state.streams.has(server);
+  await forget(state, server);
+  if (listening) return; // closing the stream ended them
   const timeout = Math.min(connection.requestTimeoutMs, RELEASE_TIMEOUT_MS);
   await Promise.all(uris.map((uri) => connection.client.unsubscribeResource({ uri }, { timeout }).catch(() => undefined)));
 }
@@ -220,22 +221,18 @@ async function hostState(env: CommandEnvironment): Promise<ResourcesState> {
   return stateOf((await env.runtime.host()).kernelInstance);
 }
 
-/** A request the user may stop: stopped, it fails as cancelled (the row says so), not with the SDK's abort error. */
-async function cancellable<T>(label: string, signal: AbortSignal | undefined, work: () => Promise<T>): Promise<T> {
+/** One request of a resource tool: a failure names it as tool and prompt failures do (cancelled, timed out, lost, or its cause). */
+async function requested<T>(connection: LiveConnection, label: string, signal: AbortSignal | undefined, work: () => Promise<T>): Promise<T> {
   try {
     return await work();
   } catch (error) {
-    if (signal?.aborted) throw new PiMcpError("failed", `${label} was cancelled`, { cause: error });
-    throw error;
+    if (error instanceof PiMcpError && !signal?.aborted) throw error; // already named (a paging problem)
+    throw requestFailure(label, error, { signal, timeoutMs: connection.requestTimeoutMs, redact: connection.host.redact });
   }
 }
 
-function text(value: string, details: Record<string, unknown> = {}): ToolOutcome {
-  return { content: [{ type: "text", text: value }], details, isError: false };
-}
-
 /** The three fixed tools; each names its server in every line it returns. */
-function fixedTools(state: ResourcesState): FixedTool[] {
+function fixedTools(state: ResourcesState, host: HostContext): FixedTool[] {
   const serverArg = { type: "string", description: "MCP server name (omit for all servers)" };
   const pick = (server: unknown): [string, LiveConnection][] => {
     // A session that handed its connections on (or ended) starts nothing through them.
@@ -249,7 +246,7 @@ function fixedTools(state: ResourcesState): FixedTool[] {
     const lines: string[] = [];
     const found: Record<string, unknown[]> = {};
     for (const [server, connection] of pick(args.server)) {
-      const items = await cancellable(`${method} on "${server}"`, signal, () =>
+      const items = await requested(connection, `${server} ${method}`, signal, () =>
         collectPages(`${server} ${method}`, async (cursor) => {
           const request = { method, params: cursor === undefined ? {} : { cursor } } as never;
           const page = (await connection.client.request(request, ANY_RESULT, { timeout: connection.requestTimeoutMs, ...(signal && { signal }) })) as Record<string, unknown>;
@@ -259,9 +256,8 @@ function fixedTools(state: ResourcesState): FixedTool[] {
       found[server] = items;
       for (const item of items) lines.push(`${server}: ${String(item.uri ?? item.uriTemplate)}${item.name ? ` (${String(item.name)}${item.mimeType ? `, ${String(item.mimeType)}` : ""})` : ""}${item.description ? ` — ${String(item.description)}` : ""}`);
     }
-    if (!state.host) return text(lines.join("\n") || "No resources.", { [key]: found });
     // Long listings are cut to Pi's limits like any result; the whole listing goes to a Result Spill.
-    const origin = { kernel: state.kernel, host: state.host, server: typeof args.server === "string" ? args.server : "all-servers", operation: method };
+    const origin = { kernel: state.kernel, host, server: typeof args.server === "string" ? args.server : "all-servers", operation: method };
     return finishOutcome(origin, { blocks: [], trailer: [{ type: "text", text: lines.join("\n") || "No resources." }], details: { [key]: found }, isError: false });
   };
   return [
@@ -287,7 +283,7 @@ function fixedTools(state: ResourcesState): FixedTool[] {
       async execute(args, options) {
         const [[server, connection]] = pick(args.server) as [[string, LiveConnection]];
         const uri = String(args.uri);
-        const result = await cancellable(`reading ${uri} from "${server}"`, options.signal, () =>
+        const result = await requested(connection, `${server} resources/read ${uri}`, options.signal, () =>
           connection.client.readResource({ uri }, { timeout: connection.requestTimeoutMs, ...(options.signal && { signal: options.signal }) }),
         );
         const origin = { kernel: state.kernel, host: connection.host, server, operation: uri };

@@ -1,3 +1,6 @@
+import { describeError, PiMcpError } from "../kernel/errors.ts";
+import type { Redactor } from "../kernel/types.ts";
+import { safeText } from "../safety/text.ts";
 import { InsufficientScopeError, OAuthClientFlowError, OAuthError, SdkError, SdkErrorCode, SdkHttpError, UnauthorizedError, UnsupportedProtocolVersionError } from "@modelcontextprotocol/client";
 
 /** How a failed connect or a lost connection should be handled. */
@@ -53,3 +56,17 @@ export function isTimeout(error: unknown): boolean {
   return error instanceof SdkError && error.code === SdkErrorCode.RequestTimeout;
 }
 
+
+/**
+ * A failed MCP request as one error that names it (`label`): cancelled (the
+ * caller's signal fired), timed out, the connection lost (`during` says when),
+ * or the cause, with terminal controls and settings' secrets removed.
+ */
+export function requestFailure(label: string, error: unknown, how: { readonly timeoutMs: number; readonly redact: Redactor; readonly signal?: AbortSignal; readonly during?: string }): PiMcpError {
+  if (how.signal?.aborted) return new PiMcpError("failed", `${label} was cancelled`, { cause: error });
+  if (isTimeout(error)) return new PiMcpError("failed", `${label} timed out after ${how.timeoutMs} ms`, { cause: error });
+  if (isConnectionLost(error)) {
+    return new PiMcpError("connection_failed", `${label} failed: the server's connection was lost${how.during ? ` ${how.during}` : ""}`, { cause: error });
+  }
+  return new PiMcpError("failed", safeText(`${label} failed: ${describeError(error)}`, how.redact), { cause: error });
+}

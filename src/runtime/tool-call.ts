@@ -4,7 +4,7 @@ import { describeError, PiMcpError } from "../kernel/errors.ts";
 import type { Kernel } from "../kernel/kernel.ts";
 import type { HostContext, MappedResult, PiContent, ResultContext } from "../kernel/types.ts";
 import type { ServerConnection } from "./connection.ts";
-import { isConnectionLost, isTimeout } from "./errors.ts";
+import { requestFailure } from "./errors.ts";
 import { extensionFor, writePrivateFile } from "./private-files.ts";
 import type { LazySchemas } from "./schemas.ts";
 import type { CallOptions, ProgressUpdate, ToolOutcome } from "../kernel/services.ts";
@@ -86,12 +86,7 @@ async function sendCall(
       throw error;
     }
   } catch (error) {
-    if (options.signal?.aborted) throw new PiMcpError("failed", `${label} was cancelled`, { cause: error });
-    if (isTimeout(error)) throw new PiMcpError("failed", `${label} timed out after ${timeout} ms`, { cause: error });
-    if (isConnectionLost(error)) {
-      throw new PiMcpError("connection_failed", `${label} failed: the server's connection was lost during the call`, { cause: error });
-    }
-    throw new PiMcpError("failed", `${label} failed: ${connection.host.redact(describeError(error))}`, { cause: error });
+    throw requestFailure(label, error, { signal: options.signal, timeoutMs: timeout, redact: connection.host.redact, during: "during the call" });
   } finally {
     leave();
   }
