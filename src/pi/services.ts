@@ -2,12 +2,11 @@ import type { ExtensionAPI, ExtensionContext } from "@earendil-works/pi-coding-a
 import type { FixedTool, HostServices, PiToolRegistry, SessionServices, UiService } from "../kernel/services.ts";
 import { piModelService } from "./model.ts";
 import type { ToolRendering } from "../kernel/pi-part.ts";
-import { supportsExposure, toPiResult } from "./tools.ts";
+import { toPiResult } from "./tools.ts";
 
 /** Fixed tools (a plugin's own, like `read_mcp_resource`) registered with Pi, active only on request. */
 function piToolRegistry(pi: ExtensionAPI, rendering: ToolRendering | undefined): PiToolRegistry {
   const defined = new Set<string>();
-  let returnsErrors: boolean | undefined;
   return {
     define(tool: FixedTool) {
       pi.registerTool({
@@ -22,7 +21,7 @@ function piToolRegistry(pi: ExtensionAPI, rendering: ToolRendering | undefined):
               signal,
               onProgress: (progress) => onUpdate?.({ content: [{ type: "text", text: `progress ${progress.progress}` }], details: { progress } }),
             }),
-            (returnsErrors ??= supportsExposure(pi)),
+            pi,
           ),
       });
       if (!defined.has(tool.name)) {

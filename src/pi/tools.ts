@@ -20,8 +20,8 @@ function annotationsOf(bridged: BridgedTool): Record<string, boolean> | undefine
  * `isError`, which keeps the whole result (images, details, a spill path);
  * older Pi marks only a tool that throws as failed, so there the text is thrown.
  */
-export function toPiResult(outcome: ToolOutcome, returnsErrors: boolean) {
-  if (outcome.isError && !returnsErrors) {
+export function toPiResult(outcome: ToolOutcome, pi: ExtensionAPI) {
+  if (outcome.isError && !supportsExposure(pi)) {
     const text = outcome.content.flatMap((item) => (item.type === "text" ? [item.text] : [])).join("\n");
     throw new Error(text || "the MCP tool reported an error");
   }
@@ -31,13 +31,19 @@ export function toPiResult(outcome: ToolOutcome, returnsErrors: boolean) {
 /** The Pi tools that reach tools the model is not declared: activated when some MCP tool needs them. */
 const REACHING_TOOL: Readonly<Partial<Record<Exposure, string>>> = { deferred: "tool_search", codemode: "codemode" };
 
+/** What each Pi answered (its version does not change while it runs). */
+const exposureSupport = new WeakMap<ExtensionAPI, boolean>();
+
 /**
  * Pi 0.99+ knows tool exposure (its tool list reports it); 0.84 does not. The
  * same release lets a tool return an `isError` result instead of throwing.
  */
 export function supportsExposure(pi: ExtensionAPI): boolean {
-  return pi.getAllTools().some((tool) => (tool as { exposure?: unknown }).exposure !== undefined);
+  let known = exposureSupport.get(pi);
+  if (known === undefined) exposureSupport.set(pi, (known = pi.getAllTools().some((tool) => (tool as { exposure?: unknown }).exposure !== undefined)));
+  return known;
 }
+
 
 /**
  * Registers bridged tools with Pi and withdraws the ones that went away.
@@ -45,12 +51,10 @@ export function supportsExposure(pi: ExtensionAPI): boolean {
  * `rendering` draws the tool rows (the MCP Observer UI).
  */
 export function piToolSink(pi: ExtensionAPI, notice: (text: string) => void = () => {}, rendering?: ToolRendering): ToolSink {
-  let exposureKnown: boolean | undefined;
   let warned = false;
   /** Where Pi has no exposure, deferred and codemode tools are declared directly and hidden ones not registered. */
   const effectiveExposure = (exposure: Exposure): Exposure | "skip" => {
-    exposureKnown ??= supportsExposure(pi);
-    if (exposureKnown || exposure === "direct") return exposure;
+    if (exposure === "direct" || supportsExposure(pi)) return exposure;
     if (!warned) {
       warned = true;
       notice(`This Pi does not support tool exposure: MCP tools configured as deferred or codemode are offered directly, and hidden ones are not registered.`);
@@ -88,7 +92,7 @@ export function piToolSink(pi: ExtensionAPI, notice: (text: string) => void = ()
                     details: { server: bridged.server, tool: bridged.tool.name, progress },
                   }),
               }),
-              (exposureKnown ??= supportsExposure(pi)),
+              pi,
             ),
         });
       }
