@@ -1,5 +1,6 @@
 import type { Kernel, KernelPlugin } from "../../src/kernel/kernel.ts";
 import { OAuthSession, definitionBinding } from "../../src/auth/provider.ts";
+import { usesOAuth } from "../../src/config/types.ts";
 import { CredentialStore } from "../../src/auth/store.ts";
 
 /**
@@ -16,15 +17,13 @@ export class OAuthPlugin implements KernelPlugin {
     // Stored credentials are part of a connection's identity: after a logout or a new `auth` elsewhere, a retained client is not reused.
     kernel.hooks.authIdentity.tap(this.name, (identity, context) => {
       const definition = context.server.definition;
-      if (!definition || definition.transport === "stdio") return identity;
-      if (definition.auth !== undefined && definition.auth.type !== "oauth") return identity;
+      if (!usesOAuth(definition)) return identity;
       const stored = new CredentialStore(context.host.agentDir).identitySync(context.server.name, definitionBinding(definition));
       return `${identity}|oauth:${stored}`;
     });
     kernel.hooks.auth.tapPromise(this.name, async (context) => {
       const definition = context.server.definition;
-      if (!definition || definition.transport === "stdio") return undefined;
-      if (definition.auth !== undefined && definition.auth.type !== "oauth") return undefined;
+      if (!usesOAuth(definition)) return undefined;
       const store = new CredentialStore(context.host.agentDir);
       return { authProvider: new OAuthSession({ server: context.server.name, definition, store, mode: "background", log: context.log }) };
     });

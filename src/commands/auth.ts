@@ -1,6 +1,6 @@
 import { AuthFlowError } from "../auth/errors.ts";
 import { CredentialStore } from "../auth/store.ts";
-import type { EffectiveConfig, RemoteDefinition, ServerEntry } from "../config/types.ts";
+import { usesOAuth, type EffectiveConfig, type RemoteDefinition, type ServerEntry } from "../config/types.ts";
 import { PiMcpError, describeError } from "../kernel/errors.ts";
 import { createRedactor, safeText } from "../safety/text.ts";
 import type { CommandEnvironment, CommandResult, CommandSpec } from "./types.ts";
@@ -139,13 +139,9 @@ export const logoutCommand: CommandSpec = {
 async function reconnectOAuthServers(env: CommandEnvironment, only?: string): Promise<void> {
   if (!env.runtime) return;
   const { config, servers } = await env.runtime.status();
-  const usesOAuth = new Set(
-    config.servers
-      .filter((entry) => entry.definition && entry.definition.transport !== "stdio" && (entry.definition.auth === undefined || entry.definition.auth.type === "oauth"))
-      .map((entry) => entry.name),
-  );
+  const oauthServers = new Set(config.servers.filter((entry) => usesOAuth(entry.definition)).map((entry) => entry.name));
   for (const server of servers) {
-    if ((only !== undefined && server.name !== only) || !usesOAuth.has(server.name)) continue;
+    if ((only !== undefined && server.name !== only) || !oauthServers.has(server.name)) continue;
     if (server.state === "disabled") continue;
     await env.runtime.reconnect(server.name).catch(() => undefined);
   }

@@ -57,6 +57,11 @@ export interface RemoteDefinition extends DefinitionCommon {
 /** A validated server definition with every `${NAME}` already expanded. */
 export type ServerDefinition = StdioDefinition | RemoteDefinition;
 
+/** Whether a definition may use OAuth: a remote server with `auth` omitted (discovery on its first 401) or `{type: "oauth"}`. */
+export function usesOAuth(definition: ServerDefinition | undefined): definition is RemoteDefinition {
+  return definition !== undefined && definition.transport !== "stdio" && (definition.auth === undefined || definition.auth.type === "oauth");
+}
+
 /** One named server as the merged configuration sees it. */
 export interface ServerEntry {
   readonly name: string;
