@@ -54,9 +54,6 @@ export class McpHost {
   private readonly syncTools = coalesce(CATALOG_COALESCE_MS, () => this.bridgeTools());
   private stopped = false;
 
-  /** Pool key per server, for the connections this host may hand on. */
-  private readonly keys = new Map<string, string>();
-
   constructor(
     private readonly kernel: Kernel,
     private contextValue: HostContext,
@@ -113,7 +110,6 @@ export class McpHost {
     const key = this.poolKeyOf(entry);
     const pooled = key === undefined ? undefined : this.pool?.take(key);
     const events = this.connectionEvents(() => this.connections.get(entry.name));
-    if (key !== undefined) this.keys.set(entry.name, key);
     if (pooled) {
       this.connections.set(entry.name, pooled);
       await pooled.adopt(this.kernel, this.context, events);
@@ -279,7 +275,7 @@ export class McpHost {
       for (const [name, connection] of [...this.connections]) {
         // Computed now: credentials may have changed since the connection opened (an `auth` in this session).
         const entry = this.config.servers.find((candidate) => candidate.name === name);
-        const key = entry && this.keys.has(name) ? this.poolKeyOf(entry) : undefined;
+        const key = entry && this.poolKeyOf(entry);
         if (key === undefined || !connection.reusable) continue;
         this.connections.delete(name);
         this.pool.retain(key, connection);
