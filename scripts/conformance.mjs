@@ -149,10 +149,16 @@ export function extensionScenarios(listing) {
   return extensions;
 }
 
-/** A runner's `list` output. */
+/** A runner's `list` output (asked once per runner package). */
+const listings = new Map();
 export function listScenarios(run) {
+  if (!listings.has(run.package)) listings.set(run.package, listOnce(run.package));
+  return listings.get(run.package);
+}
+
+function listOnce(runnerPackage) {
   return new Promise((resolve, reject) => {
-    const child = spawn(nodeBinary(), [packageBin(run.package), "list"], { cwd: ROOT, stdio: ["ignore", "pipe", "inherit"], env: { ...process.env, FORCE_COLOR: "0", NO_COLOR: "1" } });
+    const child = spawn(nodeBinary(), [packageBin(runnerPackage), "list"], { cwd: ROOT, stdio: ["ignore", "pipe", "inherit"], env: { ...process.env, FORCE_COLOR: "0", NO_COLOR: "1" } });
     let output = "";
     child.stdout.setEncoding("utf8").on("data", (chunk) => (output += chunk));
     child.on("error", reject);
