@@ -8,8 +8,6 @@
 import { STAGE, type Kernel, type KernelPlugin } from "../../src/kernel/kernel.ts";
 import { buildRow } from "./model.ts";
 
-export { FIXED_TOOL_OPERATIONS, blankModel } from "./model.ts";
-
 export class ObserverPlugin implements KernelPlugin {
   readonly name = "observer";
   readonly piPart = () => import("./pi.ts").then((module) => module.observerPiPart);
