@@ -1,7 +1,7 @@
 import type { Kernel, KernelPlugin } from "../../src/kernel/kernel.ts";
-import { OAuthSession, definitionBinding } from "../../src/auth/provider.ts";
+import { OAuthSession } from "../../src/auth/provider.ts";
 import { usesOAuth } from "../../src/config/types.ts";
-import { CredentialStore } from "../../src/auth/store.ts";
+import { CredentialStore, definitionBinding } from "../../src/auth/store.ts";
 
 /**
  * OAuth for remote servers whose `auth` is `{type: "oauth"}` or omitted (a

@@ -41,8 +41,8 @@ import { stripTerminalControls } from "../safety/text.ts";
 import { AuthFlowError, ClientRegistrationRequiredError, CredentialStoreError } from "./errors.ts";
 import { authWithLegacyDiscovery, describeLegacyDiscovery } from "./legacy.ts";
 import { listenForCallback, sameText, type LoopbackListener } from "./loopback.ts";
-import { OAuthSession, definitionBinding, oauthSettings } from "./provider.ts";
-import { PENDING_FLOW_TTL_MS, type CredentialStore, type PendingFlow } from "./store.ts";
+import { OAuthSession, oauthSettings } from "./provider.ts";
+import { PENDING_FLOW_TTL_MS, definitionBinding, type CredentialStore, type PendingFlow } from "./store.ts";
 
 /** How long `auth` waits for the browser to come back to the loopback redirect. */
 export const DEFAULT_FLOW_TIMEOUT_MS = 5 * 60_000;

@@ -38,7 +38,7 @@ import type { RemoteDefinition } from "../config/types.ts";
 import { DEFAULTS } from "../config/types.ts";
 import { AuthorizationRequiredError, ClientRegistrationRequiredError } from "./errors.ts";
 import { describeLegacyDiscovery, probeLegacyDiscovery } from "./legacy.ts";
-import { bindingFor, bindingMatches, type Binding, type CredentialStore, type PendingFlow, type StoredDiscovery, type StoredEntry, type StoredTokens } from "./store.ts";
+import { bindingMatches, definitionBinding, type Binding, type CredentialStore, type PendingFlow, type StoredDiscovery, type StoredEntry, type StoredTokens } from "./store.ts";
 
 export type SessionMode = "background" | "interactive" | "callback";
 
@@ -58,11 +58,6 @@ export function oauthSettings(definition: RemoteDefinition): OAuthSettings {
     redirectUri: auth?.redirectUri ?? DEFAULTS.oauthRedirectUri,
     ...(auth?.scopes !== undefined && auth.scopes.length > 0 && { scopes: auth.scopes }),
   };
-}
-
-export function definitionBinding(definition: RemoteDefinition): Binding {
-  const settings = oauthSettings(definition);
-  return bindingFor(definition.url, settings.clientId, settings.redirectUri);
 }
 
 /** How long a refresh may hold the store's lock when the SDK leaves it without saving (a safety net). */
@@ -174,14 +169,18 @@ export class OAuthSession implements OAuthClientProvider {
     return this.entryCache;
   }
 
-  /** Changes the stored entry: directly while this session holds the lock, otherwise under it. */
-  private async changeEntry(change: (entry: StoredEntry) => boolean | void): Promise<void> {
+  /**
+   * Changes the stored entry: directly while this session holds the lock, otherwise under it.
+   * `change` learns whether it would replace an entry bound to another URL or client.
+   */
+  private async changeEntry(change: (entry: StoredEntry, replacing: boolean) => boolean | void): Promise<void> {
     const { store, server } = this.options;
     if (this.held) {
       const file = await store.read();
       const current = file.servers[server];
-      const entry: StoredEntry = bindingMatches(current, this.binding) ? current : { url: this.binding.url, client: this.binding.client };
-      if (change(entry) !== false) {
+      const matches = bindingMatches(current, this.binding);
+      const entry: StoredEntry = matches ? current : { url: this.binding.url, client: this.binding.client };
+      if (change(entry, !matches && current !== undefined) !== false) {
         file.servers[server] = entry;
         await store.write(file);
       }
@@ -342,8 +341,9 @@ export class OAuthSession implements OAuthClientProvider {
     const scope = authorizationUrl.searchParams.get("scope") ?? undefined;
     try {
       if (scope) {
-        await this.changeEntry((entry) => {
-          if (entry.scopeHint === scope) return false;
+        await this.changeEntry((entry, replacing) => {
+          // A hint is not worth another URL's or client's credentials (settings may change back).
+          if (replacing || entry.scopeHint === scope) return false;
           entry.scopeHint = scope;
         }).catch(() => undefined);
       }

@@ -19,6 +19,7 @@ import { dirname, join } from "node:path";
 import lockfile from "proper-lockfile";
 import type { OAuthClientInformationMixed, OAuthTokens } from "@modelcontextprotocol/client";
 import { writeAtomically } from "../config/files.ts";
+import { DEFAULTS, type RemoteDefinition } from "../config/types.ts";
 import { CredentialStoreError } from "./errors.ts";
 
 export const AUTH_FILE_NAME = "mcp-auth.json";
@@ -184,13 +185,15 @@ export class CredentialStore {
 
   /**
    * Changes the entry of `server` for `binding` (a fresh one when the stored entry
-   * is bound to something else, which it replaces). `change` returns false to write nothing.
+   * is bound to something else, which it replaces: `change` is told so). `change`
+   * returns false to write nothing.
    */
-  async updateEntry(server: string, binding: Binding, change: (entry: StoredEntry) => boolean | void): Promise<StoredEntry> {
+  async updateEntry(server: string, binding: Binding, change: (entry: StoredEntry, replacing: boolean) => boolean | void): Promise<StoredEntry> {
     return this.update((servers) => {
       const current = servers[server];
-      const entry: StoredEntry = bindingMatches(current, binding) ? current : { url: binding.url, client: binding.client };
-      const changed = change(entry) !== false;
+      const matches = bindingMatches(current, binding);
+      const entry: StoredEntry = matches ? current : { url: binding.url, client: binding.client };
+      const changed = change(entry, !matches && current !== undefined) !== false;
       if (changed) servers[server] = entry;
       return { result: entry, changed };
     });
@@ -214,11 +217,15 @@ export class CredentialStore {
     return entry.tokens ? `${client}:${entry.authorizedAt ?? "tokens"}` : `${client}:none`;
   }
 
-  /** Whether credentials (tokens or a registered client) are stored for `server`; a malformed store counts as none. */
-  async has(server: string): Promise<boolean> {
+  /**
+   * Whether credentials (tokens or a registered client) are stored for `server`
+   * that a connection would use: bound to `binding`, the server's current URL
+   * and client identity. A malformed store counts as none.
+   */
+  async has(server: string, binding: Binding): Promise<boolean> {
     try {
       const entry = (await this.read()).servers[server];
-      return entry !== undefined && (entry.tokens !== undefined || entry.clientInformation !== undefined);
+      return bindingMatches(entry, binding) && (entry.tokens !== undefined || entry.clientInformation !== undefined);
     } catch {
       return false;
     }
@@ -249,4 +256,10 @@ export class CredentialStore {
 /** The binding of a remote definition: its URL and its client identity. */
 export function bindingFor(url: string, clientId: string | undefined, redirectUri: string): Binding {
   return { url, client: `${clientId === undefined ? "dynamic" : `configured:${clientId}`}|${redirectUri}` };
+}
+
+/** What a remote definition's stored credentials must be bound to (any auth other than oauth counts as none). */
+export function definitionBinding(definition: RemoteDefinition): Binding {
+  const auth = definition.auth?.type === "oauth" ? definition.auth : undefined;
+  return bindingFor(definition.url, auth?.clientId, auth?.redirectUri ?? DEFAULTS.oauthRedirectUri);
 }

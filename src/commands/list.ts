@@ -1,4 +1,5 @@
-import type { EffectiveConfig, ServerEntry } from "../config/types.ts";
+import { definitionBinding } from "../auth/store.ts";
+import { usesOAuth, type EffectiveConfig, type ServerEntry } from "../config/types.ts";
 import { createRedactor, safeText, stripTerminalControls } from "../safety/text.ts";
 import type { CommandEnvironment, CommandResult, CommandSpec } from "./types.ts";
 
@@ -37,12 +38,17 @@ export const listCommand: CommandSpec = {
 
 export async function listDocument(config: EffectiveConfig, env: CommandEnvironment): Promise<ListDocument> {
   const redact = createRedactor(config.secrets);
-  const servers = await Promise.all(config.servers.map(async (server) => listed(server, await env.credentials.has(server.name))));
+  const servers = await Promise.all(config.servers.map(async (server) => listed(server, await storedAuth(server, env))));
   return {
     valid: config.valid,
     errors: config.issues.map((issue) => ({ path: issue.path, message: safeText(issue.message, redact) })),
     servers,
   };
+}
+
+/** Only credentials a connection would use count: an OAuth-capable definition, bound to its current URL and client. */
+function storedAuth(server: ServerEntry, env: CommandEnvironment): Promise<boolean> {
+  return usesOAuth(server.definition) ? env.credentials.has(server.name, definitionBinding(server.definition)) : Promise.resolve(false);
 }
 
 function listed(server: ServerEntry, storedAuth: boolean): ListedServer {

@@ -1,3 +1,4 @@
+import type { Binding } from "../auth/store.ts";
 import type { EffectiveConfig, Scope } from "../config/types.ts";
 import type { Kernel } from "../kernel/kernel.ts";
 import type { ConnectionStatus } from "../runtime/connection.ts";
@@ -58,7 +59,8 @@ export interface SessionStatus {
 
 /** Stored-credential queries; the OAuth credential store answers them. */
 export interface CredentialQueries {
-  has(server: string): Promise<boolean>;
+  /** Whether credentials bound to `binding` (the server's current URL and client identity) are stored for `server`. */
+  has(server: string, binding: Binding): Promise<boolean>;
   remove(server: string): Promise<boolean>;
 }
 
