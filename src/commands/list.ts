@@ -1,5 +1,6 @@
 import { definitionBinding } from "../auth/store.ts";
 import { usesOAuth, type EffectiveConfig, type ServerEntry } from "../config/types.ts";
+import { effectiveRoots, rootsConfigured } from "../config/roots.ts";
 import { createRedactor, safeText, stripTerminalControls } from "../safety/text.ts";
 import type { CommandEnvironment, CommandResult, CommandSpec } from "./types.ts";
 
@@ -32,7 +33,7 @@ export const listCommand: CommandSpec = {
   async run(input, env): Promise<CommandResult> {
     const config = await env.loadConfig();
     const document = await listDocument(config, env);
-    return { exitCode: 0, output: formatList(document, config), ...(input.options.json ? { json: document } : {}) };
+    return { exitCode: 0, output: formatList(document, config, env.cwd), ...(input.options.json ? { json: document } : {}) };
   },
 };
 
@@ -56,13 +57,15 @@ function listed(server: ServerEntry, storedAuth: boolean): ListedServer {
   return { name, scope, enabled, masked, transport, auth, storedAuth };
 }
 
-function formatList(document: ListDocument, config: EffectiveConfig): string {
+function formatList(document: ListDocument, config: EffectiveConfig, projectDir: string): string {
   const exposure = new Map(config.servers.map((server) => [server.name, server.definition?.exposure ?? config.exposure]));
+  // What a server would get as roots; a definition that did not validate shows the top-level setting.
+  const roots = new Map(config.servers.map((server) => [server.name, rootsColumn(config, server, projectDir)]));
   const lines: string[] = [];
   const project = config.sources.projectTrusted ? config.sources.projectPath : "not read (project not trusted)";
   lines.push(`global settings: ${config.sources.globalPath}`, `project settings: ${project}`);
   if (document.servers.length === 0) lines.push("No MCP servers are configured.");
-  else lines.push(...table(document.servers, exposure));
+  else lines.push(...table(document.servers, exposure, roots));
   if (!document.valid) {
     lines.push("", "Settings are invalid, so MCP is disabled:");
     for (const error of document.errors) lines.push(`  ${error.path}: ${error.message}`);
@@ -70,9 +73,16 @@ function formatList(document: ListDocument, config: EffectiveConfig): string {
   return lines.join("\n");
 }
 
-function table(servers: readonly ListedServer[], exposure: ReadonlyMap<string, string>): string[] {
+/** `cwd` (Pi's working folder, the default), `none` (no roots capability) or the folders. */
+function rootsColumn(config: EffectiveConfig, server: ServerEntry, projectDir: string): string {
+  if (!rootsConfigured(config, server.definition)) return "cwd";
+  const roots = effectiveRoots(config, server.definition, projectDir);
+  return roots === false ? "none" : safeText(roots.join(","), createRedactor(config.secrets));
+}
+
+function table(servers: readonly ListedServer[], exposure: ReadonlyMap<string, string>, roots: ReadonlyMap<string, string>): string[] {
   const rows = [
-    ["NAME", "SCOPE", "STATE", "TRANSPORT", "AUTH", "STORED AUTH", "EXPOSURE"],
+    ["NAME", "SCOPE", "STATE", "TRANSPORT", "AUTH", "STORED AUTH", "EXPOSURE", "ROOTS"],
     ...servers.map((server) => [
       stripTerminalControls(server.name),
       server.scope,
@@ -81,6 +91,7 @@ function table(servers: readonly ListedServer[], exposure: ReadonlyMap<string, s
       server.auth,
       server.storedAuth ? "yes" : "no",
       exposure.get(server.name) ?? "direct",
+      roots.get(server.name) ?? "cwd",
     ]),
   ];
   const widths = rows[0]!.map((_, column) => Math.max(...rows.map((row) => row[column]!.length)));

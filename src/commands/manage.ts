@@ -10,7 +10,7 @@ export const addCommand: CommandSpec = {
   name: "add",
   surfaces: ["cli", "pi"],
   summary: "Add or replace a server: `add <name> <url>` (remote) or `add <name> -- <command> [args...]` (local)",
-  usage: "add [-l] <name> <url> [--transport http|sse] [--header NAME=VALUE]... [--auth none|bearer|oauth] [--token T] [--client-id ID] [--client-secret S] [--redirect-uri URL] [--scope S]...\n       add [-l] <name> [--cwd DIR] [--env NAME=VALUE]... -- <command> [args...]",
+  usage: "add [-l] <name> <url> [--transport http|sse] [--header NAME=VALUE]... [--auth none|bearer|oauth] [--token T] [--client-id ID] [--client-secret S] [--redirect-uri URL] [--scope S]... [--root DIR]... [--no-roots]\n       add [-l] <name> [--cwd DIR] [--env NAME=VALUE]... [--root DIR]... [--no-roots] -- <command> [args...]",
   positionals: [
     { name: "name", description: "Server name", required: true },
     { name: "url", description: "Remote server URL (omit for a local command after --)" },
@@ -31,10 +31,12 @@ export const addCommand: CommandSpec = {
     cwd: { type: "string", description: "Working folder of a local server", valueHint: "DIR" },
     exposure: { type: "string", description: "How the model reaches the tools: direct, deferred, codemode or hidden", valueHint: "MODE" },
     "tool-exposure": { type: "string", multiple: true, description: "Exposure for tools matching a glob, repeatable", valueHint: "GLOB=MODE" },
+    root: { type: "string", multiple: true, description: "A folder the server gets as a root instead of Pi's working folder, repeatable", valueHint: "DIR" },
+    "no-roots": { type: "boolean", description: "Declare no roots capability to the server" },
   },
   async run(input, env) {
     const [name, url] = input.positionals as [string, string | undefined];
-    const definition = { ...(url !== undefined ? remoteDefinition(input, url) : localDefinition(input)), ...exposureOptions(input) };
+    const definition = { ...(url !== undefined ? remoteDefinition(input, url) : localDefinition(input)), ...exposureOptions(input), ...rootsOption(input) };
     const target = mutationTarget(input, env);
     assertWritable(name, definition, target);
     let replaced = false;
@@ -43,7 +45,8 @@ export const addCommand: CommandSpec = {
       servers[name] = definition;
     });
     await env.runtime?.settingsChanged(name, "connect");
-    return done(`${replaced ? "Replaced" : "Added"} ${target.scope} server "${name}" in ${target.file}`);
+    const roots = definition.roots === undefined ? "" : ` (roots: ${definition.roots === false ? "none" : (definition.roots as string[]).join(", ")})`;
+    return done(`${replaced ? "Replaced" : "Added"} ${target.scope} server "${name}" in ${target.file}${roots}`);
   },
 };
 
@@ -106,6 +109,16 @@ function exposureOptions(input: ParsedInput): Record<string, unknown> {
   const perTool = pairs(input, "tool-exposure");
   if (perTool) out.toolExposure = perTool;
   return out;
+}
+
+/** `--root DIR`… (stored as written: relative folders resolve against the project folder when used) or `--no-roots`. */
+function rootsOption(input: ParsedInput): { roots?: false | string[] } {
+  const folders = input.options.root as string[] | undefined;
+  if (input.options["no-roots"]) {
+    if (folders !== undefined) throw usage(addCommand, "give --root or --no-roots, not both");
+    return { roots: false };
+  }
+  return folders === undefined ? {} : { roots: folders };
 }
 
 /** Collects repeated `NAME=VALUE` options into an object. */

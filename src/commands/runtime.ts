@@ -3,9 +3,11 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { PiMcpError } from "../kernel/errors.ts";
 import type { HostContext } from "../kernel/types.ts";
+import type { HostServices } from "../kernel/services.ts";
 import type { ConnectionStatus } from "../runtime/connection.ts";
 import { createRedactor, safeText } from "../safety/text.ts";
 import type { EffectiveConfig } from "../config/types.ts";
+import { describeRoots } from "../config/roots.ts";
 import type { CommandEnvironment, CommandResult, CommandSpec, RuntimeControl } from "./types.ts";
 
 /** One server in the `test --json` document (a contract, documented in the README). */
@@ -48,6 +50,16 @@ export const testCommand: CommandSpec = {
   },
 };
 
+/**
+ * What `test` offers the plugins: Pi's model, as far as declaring it goes, so
+ * a server sees the same client capabilities (and offers the same tools) as
+ * in Pi. Any request only Pi could answer is declined (no dialog exists, so
+ * elicitation declines too).
+ */
+const TEST_SERVICES: HostServices = {
+  model: { complete: () => Promise.reject(new PiMcpError("failed", "pi-mcp test answers no sampling request")) },
+};
+
 /** Connects one server with a throwaway host (always enabled, so a disabled server can be tested too). */
 async function testOne(env: CommandEnvironment, config: EffectiveConfig, name: string): Promise<TestedServer> {
   const privateDir = await mkdtemp(join(tmpdir(), "pi-mcp-test-"));
@@ -55,7 +67,7 @@ async function testOne(env: CommandEnvironment, config: EffectiveConfig, name: s
   if (entry.masked) return failed(name, 0, "masked by the project settings: there is no definition to connect");
   const single: EffectiveConfig = { ...config, retry: { ...config.retry, maxRetries: 0 }, servers: [{ ...entry, enabled: true }] };
   const redact = createRedactor(config.secrets);
-  const context: HostContext = { cwd: env.cwd, agentDir: env.agentDir, privateDir, config: single, redact, truncate: (text) => ({ text, truncated: false }), services: {} };
+  const context: HostContext = { cwd: env.cwd, agentDir: env.agentDir, privateDir, config: single, redact, truncate: (text) => ({ text, truncated: false }), services: TEST_SERVICES };
   // Loaded on use: the configuration commands should not pay for the protocol stack.
   const { McpHost } = await import("../runtime/host.ts");
   const host = new McpHost(await env.createKernel(), context, { register() {}, deactivate() {} });
@@ -128,6 +140,7 @@ export function formatStatus(config: EffectiveConfig, servers: readonly Connecti
     if (server.attempts > 0 && server.state !== "connected") parts.push(`attempt ${server.attempts}`);
     if (server.nextRetryAt !== undefined) parts.push(`next retry in ${Math.max(0, Math.round((server.nextRetryAt - now) / 1000))} s`);
     lines.push(parts.join(", "));
+    if (server.roots !== undefined) lines.push(`  roots: ${describeRoots(server.roots)}`);
     if (server.cause && server.state !== "connected") lines.push(`  cause: ${server.cause}`);
   }
   return wrapColumns(lines).join("\n");

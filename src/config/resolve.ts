@@ -8,6 +8,7 @@ import {
   type Exposure,
   type EffectiveConfig,
   type RetryPolicy,
+  type RootsSetting,
   type Scope,
   type ServerDefinition,
   type ServerEntry,
@@ -53,6 +54,7 @@ export function resolveConfig(
     requestTimeoutMs: pickNumber("requestTimeoutMs", DEFAULTS.requestTimeoutMs, globalMcp, projectMcp),
     retry: mergeRetry(recordOf(globalMcp.retry), recordOf(projectMcp.retry)),
     exposure: pickExposure(globalMcp, projectMcp),
+    ...pickRoots(globalMcp, projectMcp),
     servers,
     secrets: expansion.secrets,
     sources,
@@ -182,6 +184,7 @@ function toDefinition(server: RawServer, enabled: boolean): ServerDefinition {
     ...(server.tools !== undefined && { tools: server.tools }),
     ...(server.exposure !== undefined && { exposure: server.exposure }),
     ...(server.toolExposure !== undefined && { toolExposure: server.toolExposure }),
+    ...(server.roots !== undefined && { roots: server.roots }),
   };
   if (server.command !== undefined) {
     return {
@@ -216,6 +219,13 @@ function pickExposure(...layers: Record<string, unknown>[]): Exposure {
   let exposure: Exposure = "direct";
   for (const layer of layers) if (typeof layer.exposure === "string") exposure = layer.exposure as Exposure;
   return exposure;
+}
+
+/** The top-level `roots`: the project's replaces the global one (a list is one value, not merged). */
+function pickRoots(...layers: Record<string, unknown>[]): { roots?: RootsSetting } {
+  let roots: RootsSetting | undefined;
+  for (const layer of layers) if (layer.roots === false || Array.isArray(layer.roots)) roots = layer.roots as RootsSetting;
+  return roots === undefined ? {} : { roots };
 }
 
 function mergeRetry(global: Record<string, unknown>, project: Record<string, unknown>): RetryPolicy {

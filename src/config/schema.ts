@@ -30,6 +30,9 @@ const Exposure = type("'direct' | 'deferred' | 'codemode' | 'hidden'");
 
 const ToolFilter = NotArray.and(type({ "include?": "string[]", "exclude?": "string[]", "+": "reject" }));
 
+/** `false` declares no roots capability; a list of folders replaces Pi's working folder. */
+const Roots = type("false | (string > 0)[]").describe("false or a list of folders");
+
 export const RawServer = NotArray.and(type({
   "command?": "string > 0",
   "args?": "string[]",
@@ -45,6 +48,7 @@ export const RawServer = NotArray.and(type({
   "tools?": ToolFilter,
   "exposure?": Exposure,
   "toolExposure?": NotArray.and(type({ "[string]": Exposure })),
+  "roots?": Roots,
   "+": "reject",
 }));
 export type RawServer = typeof RawServer.infer;
@@ -62,6 +66,7 @@ export const RawMcp = NotArray.and(type({
   "requestTimeoutMs?": positiveMs,
   "retry?": Retry,
   "exposure?": Exposure,
+  "roots?": Roots,
   "servers?": NotArray.and(type({ "[string]": RawServer.or("null") })),
   "+": "reject",
 }));
@@ -78,7 +83,7 @@ export function checkShape(raw: unknown, file: string): ConfigIssue[] {
     for (const error of result) {
       // A problem inside a union can repeat the path; the path is given separately.
       const problem = error.problem.startsWith(`${error.propString} `) ? error.problem.slice(error.propString.length + 1) : error.problem;
-      const message = error.code === "predicate" && error.expected === "removed" ? "unknown field" : problem;
+      const message = error.code === "predicate" && error.expected === "removed" ? "unknown field" : error.path.at(-1) === "roots" ? rootsProblem(error.actual) : problem;
       issues.push({ path: formatPath(["mcp", ...error.path]), message, file });
     }
   }
@@ -93,6 +98,11 @@ export function checkShape(raw: unknown, file: string): ConfigIssue[] {
     }
   }
   return issues;
+}
+
+/** Inside a server definition arktype words a wrong `roots` as "an object or boolean", which misleads. */
+function rootsProblem(actual: string): string {
+  return `must be false or a list of folders (was ${actual})`;
 }
 
 export function isRecord(value: unknown): value is Record<string, unknown> {

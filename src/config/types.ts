@@ -2,6 +2,8 @@
 export type Scope = "global" | "project";
 export type TransportKind = "stdio" | "http" | "sse";
 export type AuthKind = "none" | "bearer" | "oauth";
+/** `false` (no roots capability) or folders, absolute or relative to the project folder, `~` for the home folder. */
+export type RootsSetting = false | readonly string[];
 /** How the model reaches a server tool in Pi: declared, found by tool search, from codemode scripts, or not at all. */
 export type Exposure = "direct" | "deferred" | "codemode" | "hidden";
 
@@ -37,6 +39,8 @@ interface DefinitionCommon {
   readonly exposure?: Exposure;
   /** Exposure per MCP tool name or glob; the first matching pattern wins. */
   readonly toolExposure?: Readonly<Record<string, Exposure>>;
+  /** The server's roots (else the top-level ones): `false` declares none, folders replace Pi's working folder. */
+  readonly roots?: RootsSetting;
 }
 
 export interface StdioDefinition extends DefinitionCommon {
@@ -92,6 +96,8 @@ export interface EffectiveConfig {
   readonly retry: RetryPolicy;
   /** The default exposure of every server's tools (`direct` unless configured). */
   readonly exposure: Exposure;
+  /** The default roots of every server; absent: Pi's working folder. */
+  readonly roots?: RootsSetting;
   /** Sorted by name. When `valid` is false the host connects nothing. */
   readonly servers: readonly ServerEntry[];
   /** Every value substituted for a `${NAME}`: redacted wherever text leaves the host. */

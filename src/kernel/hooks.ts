@@ -48,6 +48,8 @@ export function createHooks() {
     clientCreated: new SyncHook<[LiveConnection]>(["connection"]),
     /** A server finished connecting (and its catalogs are loaded). */
     serverConnected: new AsyncSeriesHook<[LiveConnection]>(["connection"]),
+    /** A live connection's settings changed without a reconnect (settings applied in the session): e.g. roots to announce again. */
+    connectionUpdated: new SyncHook<[LiveConnection]>(["connection"]),
     /** A server connection ended, for whatever reason. */
     serverDisconnected: new SyncHook<[ConnectionContext, string]>(["connection", "reason"]),
 

@@ -2,6 +2,7 @@ import { Client, type Tool, type Transport } from "@modelcontextprotocol/client"
 import picomatch from "picomatch";
 import type { Exposure, ServerEntry } from "../config/types.ts";
 import { exposureOf } from "./exposure.ts";
+import { effectiveRoots, rootsConfigured } from "../config/roots.ts";
 import { describeError, PiMcpError } from "../kernel/errors.ts";
 import type { Kernel } from "../kernel/kernel.ts";
 import type { ConnectionContext, HostContext, LiveConnection } from "../kernel/types.ts";
@@ -32,6 +33,8 @@ export interface ConnectionStatus {
   readonly pid?: number;
   /** When this session took the connection over from an earlier one (after /reload, /new, /resume, /fork). */
   readonly reusedAt?: number;
+  /** The configured roots (`false`: none declared); absent when the server gets Pi's working folder. */
+  readonly roots?: false | readonly string[];
 }
 
 /**
@@ -80,19 +83,38 @@ export class ServerConnection {
   /** When a later session took this connection over from an earlier one. */
   private reusedAt: number | undefined;
   private contextValue: ConnectionContext;
+  private entryValue: ServerEntry;
 
   constructor(
     private kernel: Kernel,
     private hostValue: HostContext,
-    readonly entry: ServerEntry,
+    entry: ServerEntry,
     private events: ConnectionEvents,
   ) {
+    this.entryValue = entry;
     this.stateValue = entry.enabled ? "connecting" : "disabled";
     this.contextValue = this.makeContext();
   }
 
   private makeContext(): ConnectionContext {
-    return { host: this.hostValue, server: this.entry, log: (text) => this.logValue.append(text), retainedLog: this.logValue };
+    return { host: this.hostValue, server: this.entryValue, log: (text) => this.logValue.append(text), retainedLog: this.logValue };
+  }
+
+  get entry(): ServerEntry {
+    return this.entryValue;
+  }
+
+  /**
+   * Settings applied in the session that keep this connection (its definition
+   * is the same apart from its root folders, and so are its capabilities): it
+   * reads the new settings from now on, and plugins hear of it (the roots
+   * plugin tells the server when its roots changed).
+   */
+  update(host: HostContext, entry: ServerEntry): void {
+    this.hostValue = host;
+    this.entryValue = entry;
+    this.contextValue = this.makeContext();
+    if (this.stateValue === "connected" && this.client && !this.released) this.kernel.hooks.connectionUpdated.call(this.live(this.generation));
   }
 
   get host(): HostContext {
@@ -124,9 +146,10 @@ export class ServerConnection {
    * their handlers on the client again, and it gets a fresh log. No second
    * initialize and no new list round trip: the catalog travels along.
    */
-  async adopt(kernel: Kernel, host: HostContext, events: ConnectionEvents): Promise<void> {
+  async adopt(kernel: Kernel, host: HostContext, entry: ServerEntry, events: ConnectionEvents): Promise<void> {
     this.kernel = kernel;
     this.hostValue = host;
+    this.entryValue = entry; // the same definition, but perhaps other root folders
     this.events = events;
     this.logValue = new RetainedLog();
     this.contextValue = this.makeContext();
@@ -180,7 +203,15 @@ export class ServerConnection {
       ...(this.connectedAt !== undefined && { connectedAt: this.connectedAt }),
       ...(this.pid !== undefined && { pid: this.pid }),
       ...(this.reusedAt !== undefined && { reusedAt: this.reusedAt }),
+      ...this.configuredRoots(),
     };
+  }
+
+  private configuredRoots(): { roots?: false | string[] } {
+    const { config, cwd, redact } = this.hostValue;
+    if (!rootsConfigured(config, this.entryValue.definition)) return {};
+    const roots = effectiveRoots(config, this.entryValue.definition, cwd);
+    return { roots: roots === false ? false : roots.map((folder) => safeText(folder, redact)) };
   }
 
   /** How many of the server's tools have each exposure. */

@@ -2,7 +2,8 @@ import type { Tool } from "@modelcontextprotocol/client";
 import type { EffectiveConfig } from "../config/types.ts";
 import { DEFAULTS } from "../config/types.ts";
 import type { Kernel } from "../kernel/kernel.ts";
-import type { HostContext } from "../kernel/types.ts";
+import type { ConnectionContext, HostContext } from "../kernel/types.ts";
+import { withoutRootFolders } from "../config/roots.ts";
 import { coalesce } from "./coalesce.ts";
 import { CATALOG_COALESCE_MS, ServerConnection, type ConnectionEvents, type ConnectionStatus } from "./connection.ts";
 import { canonicalPath } from "../config/paths.ts";
@@ -77,12 +78,15 @@ export class McpHost {
    * background. Untouched servers keep their connections.
    */
   async applyConfig(config: EffectiveConfig, redact: HostContext["redact"]): Promise<void> {
-    const before = new Map(this.config.servers.map((entry) => [entry.name, JSON.stringify(entry)]));
+    const before = new Map(this.config.servers.map((entry) => [entry.name, this.connectionIdentity(entry)]));
     this.contextValue = { ...this.contextValue, config, redact };
     const after = new Map(config.valid ? config.servers.filter((entry) => !entry.masked).map((entry) => [entry.name, entry]) : []);
     for (const [name, connection] of [...this.connections]) {
       const entry = after.get(name);
-      if (entry && before.get(name) === JSON.stringify(entry)) continue;
+      if (entry && before.get(name) === this.connectionIdentity(entry)) {
+        connection.update(this.context, entry); // new root folders are announced, not reconnected
+        continue;
+      }
       this.connections.delete(name);
       await connection.close();
     }
@@ -112,7 +116,7 @@ export class McpHost {
     const events = this.connectionEvents(() => this.connections.get(entry.name));
     if (pooled) {
       this.connections.set(entry.name, pooled);
-      await pooled.adopt(this.kernel, this.context, events);
+      await pooled.adopt(this.kernel, this.context, entry, events);
       return;
     }
     const connection = new ServerConnection(this.kernel, this.context, entry, events);
@@ -136,13 +140,29 @@ export class McpHost {
     };
   }
 
+  /** A connection context for asking hooks about a definition that is not connected. */
+  private probeContext(entry: ServerEntry): ConnectionContext {
+    return { host: this.context, server: entry, log: () => {}, retainedLog: new RetainedLog(0) };
+  }
+
+  /**
+   * What a live connection must keep to stay open when settings change: the
+   * entry apart from its root folders (a change of those is announced to the
+   * server instead), and the capabilities the client would declare.
+   */
+  private connectionIdentity(entry: ServerEntry): string {
+    const definition = entry.definition && withoutRootFolders(entry.definition);
+    return JSON.stringify({ ...entry, definition, capabilities: this.kernel.hooks.clientCapabilities.call({}, this.probeContext(entry)) });
+  }
+
   private poolKeyOf(entry: ServerEntry): string | undefined {
     if (!this.pool || !entry.enabled || !entry.definition) return undefined;
-    const probe = { host: this.context, server: entry, log: () => {}, retainedLog: new RetainedLog(0) };
+    const probe = this.probeContext(entry);
     return poolKey({
       projectRoot: canonicalPath(this.context.cwd),
       trusted: this.config.sources.projectTrusted,
-      definition: entry.definition,
+      // Other root folders are announced to a reused connection, not a reason for a new one.
+      definition: withoutRootFolders(entry.definition),
       // The auth settings, refined by the auth plugins (stored OAuth credentials: logged out or authorized anew).
       authIdentity: this.kernel.hooks.authIdentity.call(JSON.stringify(entry.definition.transport === "stdio" ? null : (entry.definition.auth ?? null)), probe),
       connectTimeoutMs: entry.definition.connectTimeoutMs ?? this.config.connectTimeoutMs,

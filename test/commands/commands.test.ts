@@ -169,6 +169,18 @@ describe("add (local)", () => {
     });
   });
 
+  it("writes repeated --root as the server's roots, and --no-roots as roots: false, saying so", async () => {
+    const result = await cli("add", "fs", "--root", "/srv/data", "--root", "~/notes", "--", "npx", "-y", "@modelcontextprotocol/server-filesystem", "/srv/data");
+    expect(result.exitCode).toBe(0);
+    expect(result.output).toContain("(roots: /srv/data, ~/notes)");
+    const remote = await cli("add", "docs", "https://x.example.com/mcp", "--no-roots");
+    expect(remote.output).toContain("(roots: none)");
+    expect(await globalServers()).toEqual({
+      fs: { command: "npx", args: ["-y", "@modelcontextprotocol/server-filesystem", "/srv/data"], roots: ["/srv/data", "~/notes"] },
+      docs: { url: "https://x.example.com/mcp", roots: false },
+    });
+  });
+
   it("writes a bare command without args or environment keys", async () => {
     expect((await cli("add", "bare", "--", "my-server")).exitCode).toBe(0);
     expect(await globalServers()).toEqual({ bare: { command: "my-server" } });
@@ -300,6 +312,7 @@ describe("usage errors exit 2 and write nothing", () => {
     ["an extra positional argument", ["remove", "a", "b"]],
     ["-- on a command that takes no command line", ["remove", "a", "--", "x"]],
     ["a string option without its value", ["add", "docs", "https://x.example.com", "--token"]],
+    ["--root together with --no-roots", ["add", "docs", "--root", "/a", "--no-roots", "--", "node"]],
     ["an unknown command", ["frobnicate"]],
     ["no command at all", []],
   ])("%s", async (_, argv) => {
@@ -386,6 +399,19 @@ describe("list", () => {
     const result = await cli("list");
     expect(result.output).toMatch(/docs\s+global\s+enabled\s+http\s+oauth\s+no/);
     expect(result.output).toMatch(/loc\s+global\s+disabled\s+stdio\s+none\s+no/);
+  });
+
+  it("shows each server's roots: cwd by default, none for roots: false, the resolved folders otherwise", async () => {
+    const box = sandbox();
+    await cli("add", "plain", "--", "node");
+    await cli("add", "declines", "--no-roots", "--", "node");
+    await cli("add", "own", "--root", "data", "--root", "/srv", "--", "node");
+    const result = await cli("list");
+    expect(result.output).toMatch(/ROOTS/);
+    expect(result.output).toMatch(/plain\s+global\s+enabled\s+stdio\s+none\s+no\s+direct\s+cwd$/m);
+    expect(result.output).toMatch(/declines\s+.*direct\s+none$/m);
+    expect(result.output).toContain(`own`);
+    expect(result.output).toMatch(new RegExp(`own\\s+.*direct\\s+${box.projectDir}/data,/srv$`, "m"));
   });
 });
 

@@ -311,6 +311,26 @@ describe("per-server settings", () => {
   });
 });
 
+describe("roots", () => {
+  it("accepts roots as false or a list of folders, per server and at the top level, ${NAME} expanded in a server's", async () => {
+    const config = await load({ roots: ["~/work"], servers: { own: { command: "node", roots: ["${ROOT_DIR}", "rel"] }, none: { command: "node", roots: false } } }, { ROOT_DIR: "/srv/data" });
+    expect(config.issues).toEqual([]);
+    expect(config.roots).toEqual(["~/work"]);
+    expect(config.servers.find((server) => server.name === "own")!.definition?.roots).toEqual(["/srv/data", "rel"]);
+    expect(config.servers.find((server) => server.name === "none")!.definition?.roots).toBe(false);
+  });
+
+  it("rejects roots that are true, a string, or hold an empty or non-string folder, each at its own path", async () => {
+    const config = await load({
+      roots: true,
+      servers: { a: { command: "node", roots: "/srv" }, b: { url: "https://mcp.example.com/mcp", roots: ["/ok", ""] }, c: { command: "node", roots: [3] } },
+    });
+    expectIssues(config, ["mcp.roots", "mcp.servers.a.roots", "mcp.servers.b.roots[1]", "mcp.servers.c.roots[0]"]);
+    expect(issueAt(config, "mcp.servers.a.roots")).toBe("must be false or a list of folders (was a string)");
+    expect(issueAt(config, "mcp.roots")).toBe("must be false or a list of folders (was true)");
+  });
+});
+
 describe("server names", () => {
   it.each([
     ["a space", "bad name", 'mcp.servers["bad name"]'],

@@ -25,7 +25,7 @@ import type { ConnectionState, ConnectionStatus } from "../../src/runtime/connec
 import { McpHost, type BridgedTool, type ToolSink } from "../../src/runtime/host.ts";
 import type { CallOptions, ToolOutcome } from "../../src/runtime/tool-call.ts";
 import { createRedactor } from "../../src/safety/text.ts";
-import { everythingPath, fixturePath, nodePath } from "./servers.ts";
+import { everythingPath, fixturePath, nodePath, packageServerPath } from "./servers.ts";
 
 /** Pi's limits for model-facing text (DEFAULT_MAX_LINES / DEFAULT_MAX_BYTES in pi-coding-agent). */
 export const PI_MAX_LINES = 2000;
@@ -59,6 +59,11 @@ export function fixtureServer(name: string, environment: Record<string, string> 
   return { command: nodePath(), args: [fixturePath(name)], environment, ...extra };
 }
 
+/** A stdio definition running an npm-installed server (see packageServerPath) with `args`. */
+export function packageServer(pkg: string, args: readonly string[] = [], extra: RawDefinition = {}): RawDefinition {
+  return { command: nodePath(), args: [packageServerPath(pkg), ...args], ...extra };
+}
+
 /** server-everything over stdio. */
 export function everythingStdio(extra: RawDefinition = {}): RawDefinition {
   return { command: nodePath(), args: [everythingPath(), "stdio"], ...extra };
@@ -79,6 +84,8 @@ export interface StartHostOptions {
   readonly services?: HostServices;
   /** Start connecting at once (default true). */
   readonly start?: boolean;
+  /** More top-level `mcp` settings (e.g. `roots`, `exposure`). */
+  readonly settings?: Record<string, unknown>;
 }
 
 /** Every call the host made on its ToolSink, plus the resulting view. */
@@ -151,6 +158,7 @@ export function buildConfig(servers: Record<string, RawDefinition>, options: Sta
     connectTimeoutMs: options.connectTimeoutMs ?? 5_000,
     requestTimeoutMs: options.requestTimeoutMs ?? 10_000,
     retry: { maxRetries: 1, initialDelayMs: 50, maxDelayMs: 200, backoffFactor: 1.5, ...options.retry },
+    ...options.settings,
     servers,
   };
   const config = resolveConfig({ scope: "global", file, mcp }, undefined, options.env ?? process.env, {

@@ -3,7 +3,7 @@
 // server-everything, all interfaces; connect via 127.0.0.1) and is stopped by
 // `stop()`, which kills it and waits for it to exit.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { connect, createServer } from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -33,6 +33,20 @@ export function fixturePath(name: string): string {
 /** Absolute path of server-everything's entry script (`node <it> stdio|sse|streamableHttp`). */
 export function everythingPath(): string {
   return path.join(repoRoot, 'node_modules/@modelcontextprotocol/server-everything/dist/index.js');
+}
+
+/**
+ * Absolute path of an npm-installed server's entry script: its package.json
+ * `bin` (the only one, or the one named like the package), e.g.
+ * `packageServerPath('@modelcontextprotocol/server-filesystem')`.
+ */
+export function packageServerPath(pkg: string): string {
+  const dir = path.join(repoRoot, 'node_modules', pkg);
+  const manifest = JSON.parse(readFileSync(path.join(dir, 'package.json'), 'utf8')) as { bin?: string | Record<string, string>; main?: string };
+  const bins = typeof manifest.bin === 'string' ? [manifest.bin] : Object.values(manifest.bin ?? {});
+  const entry = bins[0] ?? manifest.main;
+  if (!entry) throw new Error(`${pkg} names no bin or main`);
+  return path.join(dir, entry);
 }
 
 /** A Node >= 22 binary: the current one if it qualifies, else the project's `node` package. */
