@@ -8,7 +8,7 @@ import { commandsFor, runCommandLine } from "../../src/commands/index.ts";
 import { cliCommandEnvironment } from "../../src/commands/environment.ts";
 import type { TestedServer } from "../../src/commands/runtime.ts";
 import { createKernel, runtimeCommands } from "../../src/composition.ts";
-import { childServers, everythingStdio } from "../helpers/host.ts";
+import { childServers, everythingStdio, startHost } from "../helpers/host.ts";
 import { nodePath } from "../helpers/servers.ts";
 
 const SECRET = "s3cr3t-Value-9f27c1";
@@ -51,6 +51,18 @@ it("reports server-everything: ok, protocol version, server info, catalog counts
   // The JSON document is plain data: it survives a round trip unchanged.
   expect(JSON.parse(JSON.stringify(result.json))).toEqual(result.json);
   expect(result.output).toContain("✓ everything");
+});
+
+it("declares what Pi declares: server-everything offers test as many tools as a Pi host with a model (sampling included)", async () => {
+  const result = await runTest(["test", "everything", "--json"], { everything: everythingStdio() });
+  const model = { complete: () => Promise.reject(new Error("no model in this test")) };
+  const pi = await startHost({ everything: everythingStdio() }, { services: { model } });
+  await pi.waitForState("everything", "connected");
+  await pi.host.flushTools();
+  const inPi = [...pi.sink.active].filter((name) => name.startsWith("mcp__everything__"));
+  await pi.stop();
+  expect(inPi).toContain("mcp__everything__trigger-sampling-request");
+  expect(result.servers[0]).toMatchObject({ ok: true, tools: inPi.length });
 });
 
 it("reports a failing server as ok:false with a clean error and exit code 1, never showing a secret", async () => {
