@@ -22,7 +22,7 @@ import type { HostServices } from "../../src/kernel/services.ts";
 import type { ConnectionPool } from "../../src/runtime/pool.ts";
 import type { HostContext, Truncator } from "../../src/kernel/types.ts";
 import type { ConnectionState, ConnectionStatus } from "../../src/runtime/connection.ts";
-import { McpHost, type BridgedTool, type ToolSink } from "../../src/runtime/host.ts";
+import { McpHost, type BridgedTool, type HostEvents, type ToolSink } from "../../src/runtime/host.ts";
 import type { CallOptions, ToolOutcome } from "../../src/runtime/tool-call.ts";
 import { createRedactor } from "../../src/safety/text.ts";
 import { everythingPath, fixturePath, nodePath, packageServerPath } from "./servers.ts";
@@ -86,6 +86,10 @@ export interface StartHostOptions {
   readonly start?: boolean;
   /** More top-level `mcp` settings (e.g. `roots`, `exposure`). */
   readonly settings?: Record<string, unknown>;
+  /** Whether the project counts as trusted in the built config (default false). */
+  readonly projectTrusted?: boolean;
+  /** The host's status callback (Pi's footer uses it): called synchronously on every state change. */
+  readonly events?: HostEvents;
 }
 
 /** Every call the host made on its ToolSink, plus the resulting view. */
@@ -164,7 +168,7 @@ export function buildConfig(servers: Record<string, RawDefinition>, options: Sta
   const config = resolveConfig({ scope: "global", file, mcp }, undefined, options.env ?? process.env, {
     globalPath: file,
     projectPath: "/nonexistent/.pi/settings.json",
-    projectTrusted: false,
+    projectTrusted: options.projectTrusted ?? false,
   });
   if (!config.valid) throw new Error(`invalid test settings: ${config.issues.map((issue) => `${issue.path}: ${issue.message}`).join("; ")}`);
   return config;
@@ -186,7 +190,7 @@ export async function startHost(servers: Record<string, RawDefinition>, options:
   };
   const kernel = options.kernel ?? createKernel();
   const sink = recordingSink();
-  const host = new McpHost(kernel, context, sink, {}, options.pool);
+  const host = new McpHost(kernel, context, sink, options.events ?? {}, options.pool);
   await kernel.hooks.hostStart.promise(context);
   let stopped = false;
   const status = (name: string): ConnectionStatus => {
