@@ -25,7 +25,7 @@ export class OAuthPlugin implements KernelPlugin {
       const definition = context.server.definition;
       if (!usesOAuth(definition)) return undefined;
       const store = new CredentialStore(context.host.agentDir);
-      return { authProvider: new OAuthSession({ server: context.server.name, definition, store, mode: "background", log: context.log }) };
+      return { authProvider: new OAuthSession({ server: context.server.name, definition, store, mode: "background", log: context.log, redact: context.host.redact }) };
     });
   }
 }

@@ -6,7 +6,7 @@ import { PiMcpError } from "../../src/kernel/errors.ts";
 import type { Kernel, KernelPlugin } from "../../src/kernel/kernel.ts";
 import type { ConnectionContext } from "../../src/kernel/types.ts";
 import type { RetainedLog } from "../../src/runtime/retained-log.ts";
-import { safeText } from "../../src/safety/text.ts";
+import { safeTail, withoutLeadingFragment } from "../../src/safety/text.ts";
 
 /** Log writes are folded for this long, or until this much is waiting. */
 const FLUSH_MS = 50;
@@ -118,31 +118,21 @@ export class LoggingPlugin implements KernelPlugin {
         const wanted = input.positionals[0];
         const names = host.status().map((status) => status.name).filter((name) => wanted === undefined || name === wanted);
         if (wanted !== undefined && names.length === 0) throw new PiMcpError("not_found", `no server "${wanted}" in this session`);
-        const parts = names.map((name) => ({ name, text: host.connection(name)?.log.text() ?? "" }));
+        const redact = host.context.redact;
+        // A log that dropped its oldest bytes may start inside a secret: that fragment goes before anything is shown.
+        const parts = names.map((name) => {
+          const log = host.connection(name)?.log;
+          const text = log ? (log.droppedBytes > 0 ? withoutLeadingFragment(log.text(), redact) : log.text()) : "";
+          return { name, text, lost: (log?.droppedBytes ?? 0) > 0 };
+        });
         const combined = parts.map((part) => `== ${part.name} ==\n${part.text || "(nothing logged)"}`).join("\n");
-        const shown = newest(combined);
-        const output = safeText(shown.text, host.context.redact);
-        if (!shown.cut) return { exitCode: 0, output };
+        // Redacted and stripped whole, then cut: a secret near the cut is never shown in part.
+        const shown = safeTail(combined, redact, { maxBytes: SHOW_BYTES, maxLines: SHOW_LINES });
+        const output = shown.text;
+        if (!shown.cut && !parts.some((part) => part.lost)) return { exitCode: 0, output };
         const files = parts.map((part) => retainedLogPath(host.context.privateDir, part.name)).join(", ");
         return { exitCode: 0, output: `[older lines not shown; retained logs: ${files}]\n${output}` };
       },
     },
   ];
-}
-
-/** The end of `text` within Pi's display limit. */
-function newest(text: string): { text: string; cut: boolean } {
-  let lines = text.split("\n");
-  let cut = false;
-  if (lines.length > SHOW_LINES) {
-    lines = lines.slice(-SHOW_LINES);
-    cut = true;
-  }
-  let out = lines.join("\n");
-  const bytes = Buffer.from(out, "utf8");
-  if (bytes.length > SHOW_BYTES) {
-    out = bytes.subarray(bytes.length - SHOW_BYTES).toString("utf8").replace(/^[^\n]*\n/, "");
-    cut = true;
-  }
-  return { text: out, cut };
 }

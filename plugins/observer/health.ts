@@ -6,7 +6,7 @@
 import type { EffectiveConfig } from "../../src/config/types.ts";
 import type { Redactor } from "../../src/kernel/types.ts";
 import type { ConnectionState, ConnectionStatus } from "../../src/runtime/connection.ts";
-import { safeText } from "../../src/safety/text.ts";
+import { safeHead, safeText } from "../../src/safety/text.ts";
 
 export interface Health {
   readonly valid: boolean;
@@ -137,7 +137,8 @@ function noticeFor(server: string, kind: AttentionKind, cause: string | undefine
     case "failed":
       return {
         level: "error",
-        text: safeText(`MCP server ${name} failed${cause ? `: ${cause.length > 200 ? `${cause.slice(0, 200)}…` : cause}` : ""}. Run /mcp status for details, /mcp reconnect ${server} to try again.`, redact),
+        // The cause is made safe whole before it is cut: a secret near the cut never shows in part.
+        text: safeText(`MCP server ${name} failed${cause ? `: ${safeHead(cause, redact, 200)}` : ""}. Run /mcp status for details, /mcp reconnect ${server} to try again.`, redact),
       };
   }
 }

@@ -6,14 +6,16 @@
  * server's request timeout; any failure yields no suggestions.
  */
 import type { CompletionItem, LiveCompletionRequest } from "../../src/commands/types.ts";
-import { stripTerminalControls } from "../../src/safety/text.ts";
+import type { Redactor } from "../../src/kernel/types.ts";
+import { safeHead, safeText } from "../../src/safety/text.ts";
 import { listPrompts, PROMPT_LIST_MAX_AGE_MS, type PromptArgument } from "./index.ts";
 
 export async function completePromptLine({ words, head, host }: LiveCompletionRequest): Promise<CompletionItem[] | null> {
   const partial = words[words.length - 1] ?? "";
   const typed = words.slice(0, -1);
   const positionals: string[] = [];
-  const given: Record<string, string> = {};
+  // Typed names become keys: no prototype, so `__proto__` or `constructor` are ordinary names.
+  const given: Record<string, string> = Object.create(null);
   let afterArg = false;
   for (const word of typed) {
     if (afterArg) {
@@ -27,13 +29,16 @@ export async function completePromptLine({ words, head, host }: LiveCompletionRe
   if (server === undefined || positionals.length > 2) return null;
   const connection = host.connection(server);
   if (!connection || connection.state !== "connected") return null;
+  const redact = host.context.redact;
+  const describe = (text: string | undefined) => description(text, redact);
+  const shown = (text: string) => safeText(text, redact);
   const prompts = await listPrompts(connection, { maxAgeMs: PROMPT_LIST_MAX_AGE_MS });
   if (promptName === undefined) {
     if (afterArg || partial.startsWith("-")) return null;
     return items(
       prompts
         .filter((prompt) => prompt.name.startsWith(partial))
-        .map((prompt) => ({ value: `${head}${prompt.name}`, label: prompt.name, ...describe(prompt.title ?? prompt.description) })),
+        .map((prompt) => ({ value: `${head}${prompt.name}`, label: shown(prompt.name), ...describe(prompt.title ?? prompt.description) })),
     );
   }
   const prompt = prompts.find((candidate) => candidate.name === promptName);
@@ -44,14 +49,14 @@ export async function completePromptLine({ words, head, host }: LiveCompletionRe
     // Nothing typed yet (or the start of an option): offer each remaining argument, required ones first.
     if (partial !== "" && !"--arg".startsWith(partial)) return null;
     const ordered = [...remaining].sort((a, b) => Number(b.required === true) - Number(a.required === true));
-    return items(ordered.map((arg) => ({ value: `${head}--arg ${arg.name}=`, label: `--arg ${arg.name}=`, ...argLabel(arg) })));
+    return items(ordered.map((arg) => ({ value: `${head}--arg ${arg.name}=`, label: shown(`--arg ${arg.name}=`), ...argLabel(arg) })));
   }
   const inline = partial.startsWith("--arg=") ? "--arg=" : "";
   const pair = partial.slice(inline.length);
   const split = pair.indexOf("=");
   if (split === -1) {
     return items(
-      remaining.filter((arg) => arg.name.startsWith(pair)).map((arg) => ({ value: `${head}${inline}${arg.name}=`, label: `${arg.name}=`, ...argLabel(arg) })),
+      remaining.filter((arg) => arg.name.startsWith(pair)).map((arg) => ({ value: `${head}${inline}${arg.name}=`, label: shown(`${arg.name}=`), ...argLabel(arg) })),
     );
   }
   const name = pair.slice(0, split);
@@ -60,7 +65,7 @@ export async function completePromptLine({ words, head, host }: LiveCompletionRe
   const client = connection.requireClient();
   const request = { client, requestTimeoutMs: connection.requestTimeoutMs, prompt: prompt.name, argument: name, value, context: given };
   const values = (await host.kernelInstance.hooks.complete.promise(request)) ?? [];
-  return items(values.map((suggestion) => ({ value: `${head}${inline}${name}=${quoteValue(suggestion)}`, label: suggestion })));
+  return items(values.map((suggestion) => ({ value: `${head}${inline}${name}=${quoteValue(suggestion)}`, label: shown(suggestion) })));
 }
 
 function addPair(given: Record<string, string>, pair: string): void {
@@ -74,9 +79,10 @@ function quoteValue(value: string): string {
   return value.includes('"') ? `'${value}'` : `"${value}"`;
 }
 
-function describe(text: string | undefined): { description?: string } {
-  const line = text?.split("\n")[0]?.trim();
-  return line ? { description: stripTerminalControls(line).slice(0, 200) } : {};
+/** The first line of a server's description, redacted and stripped before it is cut. */
+function description(text: string | undefined, redact: Redactor): { description?: string } {
+  const line = text === undefined ? undefined : safeText(text, redact).split("\n")[0]?.trim();
+  return line ? { description: safeHead(line, redact, 200) } : {};
 }
 
 function items(list: CompletionItem[]): CompletionItem[] | null {

@@ -30,7 +30,8 @@ import {
   type OAuthClientProvider,
   type OAuthDiscoveryState,
 } from "@modelcontextprotocol/client";
-import { stripTerminalControls } from "../safety/text.ts";
+import type { Redactor } from "../kernel/types.ts";
+import { createRedactor, safeHead } from "../safety/text.ts";
 import type { StoredDiscovery } from "./store.ts";
 
 /** Discovery accepted by the 2025-03-26 rule. */
@@ -80,9 +81,9 @@ export async function legacyDiscovery(serverUrl: string | URL, error: unknown, r
   };
 }
 
-/** One line for logs and the `auth` output about an accepted legacy issuer (no secrets: public metadata). */
-export function describeLegacyDiscovery(discovery: LegacyDiscovery): string {
-  const issuer = stripTerminalControls(String(discovery.authorizationServerMetadata?.issuer ?? "")).slice(0, 200);
+/** One line for logs and the `auth` output about an accepted legacy issuer (public metadata, made safe before it is cut). */
+export function describeLegacyDiscovery(discovery: LegacyDiscovery, redact: Redactor = createRedactor([])): string {
+  const issuer = safeHead(String(discovery.authorizationServerMetadata?.issuer ?? ""), redact, 200);
   return `2025-03-26 authorization discovery: the authorization server at ${new URL(discovery.authorizationServerUrl).origin} names issuer ${issuer}; accepted because it is on the MCP server's own origin`;
 }
 

@@ -35,6 +35,7 @@ import {
   type StoredOAuthTokens,
 } from "@modelcontextprotocol/client";
 import type { RemoteDefinition } from "../config/types.ts";
+import type { Redactor } from "../kernel/types.ts";
 import { DEFAULTS } from "../config/types.ts";
 import { AuthorizationRequiredError, ClientRegistrationRequiredError } from "./errors.ts";
 import { describeLegacyDiscovery, probeLegacyDiscovery } from "./legacy.ts";
@@ -72,6 +73,8 @@ export interface SessionOptions {
   readonly pending?: PendingFlow;
   /** Appends to the server's retained log. */
   readonly log?: (text: string) => void;
+  /** The settings' secrets, removed from what this session writes to the log before anything is cut. */
+  readonly redact?: Redactor;
 }
 
 /** The SDK's issuer comparison: equal, or differing only by one trailing slash. */
@@ -378,7 +381,7 @@ export class OAuthSession implements OAuthClientProvider {
     if (entry?.tokens) return undefined;
     // Nothing stored: this connection ends in needs_auth; a 2025-03-26 server must get there too.
     const legacy = await probeLegacyDiscovery(this.options.definition.url);
-    if (legacy) this.options.log?.(`[pi-mcp] ${describeLegacyDiscovery(legacy)}\n`);
+    if (legacy) this.options.log?.(`[pi-mcp] ${describeLegacyDiscovery(legacy, this.options.redact)}\n`);
     return (this.discovery = legacy as unknown as OAuthDiscoveryState | undefined);
   }
 

@@ -4,7 +4,13 @@ import type { CallScope, HostServices } from "./services.ts";
 import type { RetainedLog } from "../runtime/retained-log.ts";
 
 /** Replaces every exact secret value resolved from settings with a placeholder. */
-export type Redactor = (text: string) => string;
+export interface Redactor {
+  (text: string): string;
+  /** The values it redacts (createRedactor sets it, so a narrower context can add its own). */
+  readonly secrets?: readonly string[];
+  /** The length of the longest text it replaces: a cut-off text can start with at most this many characters minus one of a secret. */
+  readonly reach?: number;
+}
 
 /** What a host (one Pi session, or one CLI run) knows about its surroundings. */
 export interface HostContext {

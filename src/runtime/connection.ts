@@ -7,7 +7,7 @@ import { describeError, PiMcpError } from "../kernel/errors.ts";
 import type { Kernel } from "../kernel/kernel.ts";
 import type { ConnectionContext, HostContext, LiveConnection } from "../kernel/types.ts";
 import type { CallScope } from "../kernel/services.ts";
-import { safeText } from "../safety/text.ts";
+import { safeHead, safeText } from "../safety/text.ts";
 import { coalesce } from "./coalesce.ts";
 import { authStateOf, classifyFailure, isExpiredSession } from "./errors.ts";
 import { invalidHeaderMarking } from "./header-declarations.ts";
@@ -453,7 +453,7 @@ export class ServerConnection {
   }
 
   private describe(error: unknown): string {
-    return safeText(describeError(error), this.host.redact).slice(0, 500);
+    return safeHead(describeError(error), this.host.redact, 500);
   }
 }
 

@@ -4,15 +4,32 @@ export const REDACTED = "‹redacted›";
 /** Shorter values would blank out ordinary words and numbers; they are too weak to be real secrets. */
 const MIN_SECRET_LENGTH = 4;
 
-/** Replaces every exact occurrence of each secret, longest first so overlapping values vanish whole. */
-export function createRedactor(secrets: Iterable<string>): Redactor {
-  const values = [...new Set(secrets)].filter((value) => value.length >= MIN_SECRET_LENGTH).sort((a, b) => b.length - a.length);
-  if (values.length === 0) return (text) => text;
-  return (text) => {
+/**
+ * Every way a secret can look in text a person is shown: as written, as it
+ * looks once terminal controls are stripped (a trailing `\r` from a `.env`
+ * edited on Windows, a header value with `\r\n`; trimmed too, as an HTTP
+ * header value arrives), and JSON-escaped (an SDK message that quotes a
+ * server's answer with JSON.stringify).
+ */
+function secretForms(value: string): string[] {
+  const stripped = stripTerminalControls(value);
+  return [value, stripped, stripped.trim(), JSON.stringify(value).slice(1, -1), JSON.stringify(stripped).slice(1, -1)];
+}
+
+/**
+ * Replaces every exact occurrence of each secret, in each of its forms,
+ * longest first so overlapping values vanish whole. `base` adds the secrets
+ * of a wider redactor (a command's values on top of the settings' ones).
+ */
+export function createRedactor(secrets: Iterable<string>, base?: Redactor): Redactor {
+  const given = [...new Set([...(base?.secrets ?? []), ...secrets])];
+  const forms = [...new Set(given.flatMap(secretForms))].filter((form) => form.length >= MIN_SECRET_LENGTH).sort((a, b) => b.length - a.length);
+  const redact = (text: string) => {
     let out = text;
-    for (const value of values) out = out.split(value).join(REDACTED);
+    for (const form of forms) if (out.includes(form)) out = out.split(form).join(REDACTED);
     return out;
   };
+  return Object.assign(redact, { secrets: given, reach: forms[0]?.length ?? 0 });
 }
 
 // CSI (ESC [ or 8-bit CSI, ... final), OSC (ESC ] ... BEL or ST; 8-bit OSC up to the next control),
@@ -26,9 +43,65 @@ export function stripTerminalControls(text: string): string {
   return text.replace(TERMINAL_CONTROLS, "");
 }
 
-/** Text safe to show a person: no terminal controls and no secret from settings. */
+/**
+ * Text safe to show a person: secrets redacted as written, then terminal
+ * controls stripped, then redacted again (a secret a server split with an
+ * escape sequence only appears once the escape is gone).
+ */
 export function safeText(text: string, redact: Redactor): string {
-  return redact(stripTerminalControls(text));
+  return redact(stripTerminalControls(redact(text)));
+}
+
+/** At most `maxChars` characters of safe text, cut only after redacting and stripping, with `…` where it was cut. */
+export function safeHead(text: string, redact: Redactor, maxChars: number): string {
+  const safe = safeText(text, redact);
+  if (safe.length <= maxChars) return safe;
+  return `${withoutBrokenPair(safe.slice(0, maxChars))}…`;
+}
+
+export interface TailLimits {
+  readonly maxBytes: number;
+  readonly maxLines: number;
+}
+
+/**
+ * The newest part of safe text within `limits` (redacted, stripped, then cut;
+ * a cut starts at a line boundary where there is one). `headLost`: the text
+ * already lost its beginning (a bounded log), see {@link withoutLeadingFragment}.
+ */
+export function safeTail(text: string, redact: Redactor, limits: TailLimits, headLost = false): { text: string; cut: boolean } {
+  let out = safeText(headLost ? withoutLeadingFragment(text, redact) : text, redact);
+  let cut = headLost;
+  const lines = out.split("\n");
+  if (lines.length > limits.maxLines) {
+    out = lines.slice(-limits.maxLines).join("\n");
+    cut = true;
+  }
+  const bytes = Buffer.from(out, "utf8");
+  if (bytes.length > limits.maxBytes) {
+    const tail = bytes.subarray(bytes.length - limits.maxBytes).toString("utf8").replace(/^\uFFFD+/, "");
+    const newline = tail.indexOf("\n");
+    out = newline === -1 ? tail : tail.slice(newline + 1);
+    cut = true;
+  }
+  return { text: out, cut };
+}
+
+/**
+ * A text whose beginning was dropped (a bounded log keeps only its newest
+ * bytes) may start with the end of a secret, which no redaction can recognise
+ * any more. Drops as many characters as the longest secret form could leave,
+ * then the rest of that line (when a line break follows).
+ */
+export function withoutLeadingFragment(text: string, redact: Redactor): string {
+  const rest = text.slice(Math.max(0, (redact.reach ?? 0) - 1));
+  const newline = rest.indexOf("\n");
+  return newline === -1 ? rest : rest.slice(newline + 1);
+}
+
+function withoutBrokenPair(text: string): string {
+  const last = text.charCodeAt(text.length - 1);
+  return last >= 0xd800 && last <= 0xdbff ? text.slice(0, -1) : text;
 }
 
 /** JSON text whose strings cannot drive a terminal: DEL and C1 are escaped too (JSON.stringify escapes only C0). */

@@ -6,7 +6,7 @@
 import { describe, expect, it } from "vitest";
 import { loadConfig } from "../../src/config/load.ts";
 import { agentDir } from "../../src/config/paths.ts";
-import { REDACTED, createRedactor, safeText, stripTerminalControls } from "../../src/safety/text.ts";
+import { REDACTED, createRedactor, safeHead, safeTail, safeText, stripTerminalControls, withoutLeadingFragment } from "../../src/safety/text.ts";
 import { runCli, useSandbox } from "../helpers/tmp.ts";
 
 const sandbox = useSandbox();
@@ -202,8 +202,42 @@ describe("stripTerminalControls", () => {
     expect(stripTerminalControls(text)).toBe(text);
   });
 
-  it("safeText strips controls before redacting, so a secret split by an escape is still redacted", () => {
+  it("safeText redacts again after stripping, so a secret split by an escape is still redacted", () => {
     const redact = createRedactor([SECRET]);
     expect(safeText(`v=s3cr3t\u001b[0m-value-XYZ\u0007`, redact)).toBe(`v=${REDACTED}`);
+  });
+
+  it("safeText redacts a value holding controls as written and as it looks stripped or JSON-escaped, before stripping", () => {
+    const redact = createRedactor([`${SECRET}\r`, "hdr-value-1234\r\nX-Other: 1"]);
+    expect(safeText(`a=${SECRET}\r b=${SECRET} c="${SECRET}\\r"`, redact)).toBe(`a=${REDACTED} b=${REDACTED} c="${REDACTED}"`);
+    expect(safeText("h=hdr-value-1234\r\nX-Other: 1 | hdr-value-1234\nX-Other: 1 | hdr-value-1234\\r\\nX-Other: 1", redact)).toBe(`h=${REDACTED} | ${REDACTED} | ${REDACTED}`);
+  });
+});
+
+describe("cutting text a person is shown", () => {
+  const redact = createRedactor([SECRET]);
+
+  it("safeHead redacts and strips first, then cuts", () => {
+    const text = `${"x".repeat(10)}${SECRET}`;
+    expect(safeHead(text, redact, 14)).toBe(`${"x".repeat(10)}‹red…`);
+    expect(safeHead(`\u001b[31m${text}`, redact, 100)).toBe(`${"x".repeat(10)}${REDACTED}`);
+  });
+
+  it("safeTail keeps the newest part within the limits, never a piece of a secret at the cut", () => {
+    const text = `old\n${SECRET}${"z".repeat(20)}`;
+    const cut = safeTail(text, redact, { maxBytes: 24, maxLines: 10 });
+    expect(cut.cut).toBe(true);
+    expect(cut.text).not.toContain(SECRET.slice(-4));
+    expect(cut.text.endsWith("z".repeat(20))).toBe(true);
+    const lines = safeTail("a\nb\nc", redact, { maxBytes: 100, maxLines: 2 });
+    expect(lines).toEqual({ text: "b\nc", cut: true });
+  });
+
+  it("withoutLeadingFragment drops what could be the end of a secret at the start of a cut-off log", () => {
+    const lost = `${SECRET.slice(5)} tail of a line\nnext line`;
+    expect(withoutLeadingFragment(lost, redact)).toBe("next line");
+    // No line break: the longest possible fragment (one character short of the secret) goes, nothing of it stays.
+    const kept = withoutLeadingFragment(`${SECRET.slice(5)}${"y".repeat(40)}`, redact);
+    expect(kept).toBe("y".repeat(40 - (SECRET.length - 1 - SECRET.slice(5).length)));
   });
 });

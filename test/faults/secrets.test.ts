@@ -1,0 +1,90 @@
+// Secrets a hostile or careless server repeats back: a real Pi (print mode, the
+// faux model) with pi-mcp, a `leaky` server that was given a resolved `${NAME}`
+// and writes it to stderr, MCP logging and tool errors, and remote servers
+// whose resolved header value breaks the request. What Pi prints (`/mcp logs`,
+// `/mcp status`) never shows the value or a piece of it: values are matched as
+// written and as they look once terminal controls are stripped, before
+// anything is stripped or cut.
+import { randomBytes } from "node:crypto";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { NODE, REPO_ROOT, runPi, usePiHome, type FauxStep } from "../e2e/harness/pi.ts";
+import { REDACTED } from "../../src/safety/text.ts";
+
+const home = usePiHome();
+const LEAKY = join(REPO_ROOT, "test/fixtures/servers/leaky.mjs");
+
+/** A fresh secret: distinctive enough that any 8 characters of it identify it. */
+function newSecret(label: string): string {
+  return `${label}-${randomBytes(12).toString("hex")}`;
+}
+
+/** Every piece of `secret` at least `length` characters long: none may appear in what a person is shown. */
+function expectNoPieceOf(text: string, secret: string, length = 8): void {
+  const core = secret.replace(/[\u0000-\u001f\u007f-\u009f]/g, "");
+  for (let start = 0; start + length <= core.length; start++) {
+    const piece = core.slice(start, start + length);
+    if (text.includes(piece)) throw new Error(`a piece of the secret (${JSON.stringify(piece)}) was shown:\n${text.slice(Math.max(0, text.indexOf(piece) - 200), text.indexOf(piece) + 200)}`);
+  }
+}
+
+const leak = (args: Record<string, unknown>): FauxStep => ({ toolCall: { name: "mcp__leaky__leak", arguments: args } });
+
+async function runPiWith(servers: Record<string, unknown>, env: Record<string, string>, messages: string[], script: FauxStep[]) {
+  await home.writeSettings({ mcp: { retry: { maxRetries: 0 }, servers } });
+  return runPi({ home: home.home, cwd: home.cwd, extensions: [REPO_ROOT], args: ["-p", "/mcp wait", ...messages], env, script, timeoutMs: 90_000 });
+}
+
+describe("a resolved value that holds terminal controls", () => {
+  it("is redacted in /mcp logs and /mcp status in every form a server repeats it (as written, stripped, JSON-escaped, split by an escape)", async () => {
+    // A value from a .env edited on Windows (a trailing \r), and a header value with \r\n inside (which the request refuses).
+    const envSecret = `${newSecret("sk-live")}\r`;
+    const headerSecret = `${newSecret("hdr")}\r\nX-Injected: 1`;
+    const run = await runPiWith(
+      {
+        leaky: { command: NODE, args: [LEAKY], environment: { FIXTURE_SECRET: "${LEAKY_SECRET}" } },
+        remote: { url: "http://127.0.0.1:9/mcp", headers: { "X-Key": "${HEADER_SECRET}" }, auth: { type: "none" } },
+      },
+      { LEAKY_SECRET: envSecret, HEADER_SECRET: headerSecret },
+      ["go", "/mcp logs", "/mcp status"],
+      [
+        { toolCalls: ["raw", "stripped", "json", "split"].map((form) => ({ name: "mcp__leaky__leak", arguments: { where: "log", form } })) },
+        { text: "done" },
+      ],
+    );
+    expect(run.code, run.stderr).toBe(0);
+    const shown = `${run.stdout}\n${run.stderr}`;
+    // The logs were shown (four MCP log lines), each with the value replaced.
+    expect(run.stdout.match(/\[warning\] leaky: ‹redacted›/g)).toHaveLength(4);
+    expect(run.stdout).toMatch(/remote: failed/);
+    expect(run.stdout).toContain(`cause: `);
+    expect(run.stdout).toContain(REDACTED);
+    expectNoPieceOf(shown, envSecret);
+    expectNoPieceOf(shown, headerSecret.split("\r")[0]!);
+  }, 120_000);
+});
+
+describe("/mcp logs cuts only after it redacted", () => {
+  it("shows no piece of a secret that its display cut (50 KB, 2,000 lines) runs through", async () => {
+    const secret = newSecret("cut-me");
+    const lineSecret = `${newSecret("first-line")}\n${newSecret("second-line")}`;
+    const run = await runPiWith(
+      { leaky: { command: NODE, args: [LEAKY], environment: { FIXTURE_SECRET: "${ONE}" } }, lines: { command: NODE, args: [LEAKY], environment: { FIXTURE_SECRET: "${TWO}" } } },
+      { ONE: secret, TWO: lineSecret },
+      ["go", "/mcp logs leaky", "again", "/mcp logs lines"],
+      [
+        // One long last line that ends 8 characters into the secret's end: the 50 KB cut falls inside it.
+        leak({ where: "stderr", form: "raw", before: 80_000, after: 50 * 1024 - 8, newline: false }),
+        { text: "first done" },
+        // A secret with a line break, followed by exactly as many lines as the 2,000-line cut keeps after its first half.
+        { toolCall: { name: "mcp__lines__leak", arguments: { where: "log", form: "raw", afterLines: 1_998 } } },
+        { text: "second done" },
+      ],
+    );
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.stdout).toContain("[older lines not shown; retained logs:");
+    expect(run.stdout).toContain("zzzz");
+    expectNoPieceOf(`${run.stdout}\n${run.stderr}`, secret);
+    for (const part of lineSecret.split("\n")) expectNoPieceOf(`${run.stdout}\n${run.stderr}`, part);
+  }, 120_000);
+});
