@@ -21,6 +21,8 @@ import { SdkError, SdkErrorCode } from "@modelcontextprotocol/client";
 import type { Kernel, KernelPlugin } from "../../src/kernel/kernel.ts";
 import type { UiService } from "../../src/kernel/services.ts";
 import type { HostContext, LiveConnection } from "../../src/kernel/types.ts";
+import { describeError } from "../../src/kernel/errors.ts";
+import { openWebPage, webUrl, type BrowserOpener } from "../../src/safety/browser.ts";
 import { safeText } from "../../src/safety/text.ts";
 
 export type ElicitAction = "accept" | "decline" | "cancel";
@@ -30,8 +32,8 @@ export interface ElicitAnswer {
 }
 
 export interface ElicitationOptions {
-  /** Opens a URL in the person's browser (default: the `open` package). */
-  readonly openUrl?: (url: string) => Promise<void>;
+  /** Opens a URL in the person's browser (default: the browser); only ever given http and https URLs (see src/safety/browser.ts). */
+  readonly openUrl?: BrowserOpener;
 }
 
 /** How often a field is asked again after an answer that does not fit its schema. */
@@ -41,12 +43,12 @@ const MAX_PENDING_URLS = 32;
 
 export class ElicitationPlugin implements KernelPlugin {
   readonly name = "elicitation";
-  private readonly openUrl: (url: string) => Promise<void>;
+  private readonly openUrl: BrowserOpener | undefined;
   /** One dialog sequence at a time per host. */
   private readonly queues = new WeakMap<HostContext, Promise<unknown>>();
 
   constructor(options: ElicitationOptions = {}) {
-    this.openUrl = options.openUrl ?? openInBrowser;
+    this.openUrl = options.openUrl;
   }
 
   apply(kernel: Kernel): void {
@@ -114,15 +116,14 @@ export class ElicitationPlugin implements KernelPlugin {
   }
 
   private async urlFlow(dialogs: Dialogs, connection: LiveConnection, params: UrlParams, pendingUrls: Map<string, string>): Promise<ElicitAnswer> {
+    const what = "the web page it asks you to open (URL elicitation)";
     let url: URL;
     try {
-      url = new URL(params.url);
-    } catch {
-      connection.log("[pi-mcp] elicitation declined: the URL is not valid\n");
-      return { action: "decline" };
-    }
-    if (url.protocol !== "https:" && url.protocol !== "http:") {
-      connection.log(`[pi-mcp] elicitation declined: only http and https URLs are opened (got ${safeText(url.protocol, connection.host.redact)})\n`);
+      url = webUrl(String(params.url), connection.server.name, what);
+    } catch (error) {
+      // Declined before anything is shown: a `file:` or custom-scheme link never reaches the person or the opener.
+      connection.log(`[pi-mcp] elicitation declined: ${safeText(describeError(error), connection.host.redact)}\n`);
+      dialogs.ui.notify(safeText(describeError(error), connection.host.redact), "warning");
       return { action: "decline" };
     }
     const shown = dialogs.text(url.href);
@@ -137,20 +138,12 @@ export class ElicitationPlugin implements KernelPlugin {
       while (pendingUrls.size > MAX_PENDING_URLS) pendingUrls.delete(pendingUrls.keys().next().value!);
     }
     try {
-      await this.openUrl(url.href);
+      await openWebPage(url.href, connection.server.name, what, this.openUrl);
     } catch (error) {
-      dialogs.ui.notify(`Could not open a browser (${error instanceof Error ? error.message : String(error)}); open this page yourself: ${shown}`, "warning");
+      dialogs.ui.notify(`Could not open a browser (${dialogs.text(describeError(error))}); open this page yourself: ${shown}`, "warning");
     }
     return { action: "accept" };
   }
-}
-
-/** Opens a URL with the `open` package (loaded on first use); the launcher is not waited for. */
-async function openInBrowser(url: string): Promise<void> {
-  const { default: open } = await import("open");
-  const child = await open(url);
-  child.on("error", () => undefined);
-  child.unref();
 }
 
 // ---------------------------------------------------------------------------

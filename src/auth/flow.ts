@@ -37,7 +37,9 @@ import {
 import type { RemoteDefinition } from "../config/types.ts";
 import { describeError } from "../kernel/errors.ts";
 import { CLIENT_INFO } from "../runtime/connection.ts";
-import { stripTerminalControls } from "../safety/text.ts";
+import type { Redactor } from "../kernel/types.ts";
+import { openWebPage, webUrl } from "../safety/browser.ts";
+import { createRedactor, safeHead } from "../safety/text.ts";
 import { AuthFlowError, ClientRegistrationRequiredError, CredentialStoreError } from "./errors.ts";
 import { authWithLegacyDiscovery, describeLegacyDiscovery } from "./legacy.ts";
 import { listenForCallback, sameText, type LoopbackListener } from "./loopback.ts";
@@ -46,25 +48,6 @@ import { PENDING_FLOW_TTL_MS, definitionBinding, type CredentialStore, type Pend
 
 /** How long `auth` waits for the browser to come back to the loopback redirect. */
 export const DEFAULT_FLOW_TIMEOUT_MS = 5 * 60_000;
-
-export type BrowserOpener = (url: string) => Promise<void>;
-
-/** Best effort: the `open` package (loaded on use). */
-const openInBrowser: BrowserOpener = async (url) => {
-  const { default: open } = await import("open");
-  const child = await open(url, { wait: false });
-  child.on?.("error", () => undefined);
-  child.unref?.();
-};
-
-let browserOpener: BrowserOpener = openInBrowser;
-
-/** Replaces how `auth` opens the authorization URL (the conformance harness follows it like a browser); returns the previous one. */
-export function setBrowserOpener(opener: BrowserOpener | undefined): BrowserOpener {
-  const previous = browserOpener;
-  browserOpener = opener ?? openInBrowser;
-  return previous;
-}
 
 export interface AuthorizeOptions {
   readonly server: string;
@@ -80,6 +63,8 @@ export interface AuthorizeOptions {
   readonly timeoutMs?: number;
   /** For the unauthenticated probe of the server. */
   readonly connectTimeoutMs?: number;
+  /** What the caller must never show (settings' secrets, values typed on the command line); the flow adds its own. */
+  readonly redact?: Redactor;
 }
 
 export type AuthorizeOutcome = { readonly status: "authorized" } | { readonly status: "pending"; readonly authorizationUrl: string };
@@ -134,16 +119,18 @@ async function start(options: AuthorizeOptions): Promise<AuthorizeOutcome> {
         ...(challenge.resourceMetadataUrl && { resourceMetadataUrl: challenge.resourceMetadataUrl }),
         forceReauthorization: true,
       };
-      const result = await authWithLegacyDiscovery(session, authOptions, (discovery) => options.print(`Note: ${describeLegacyDiscovery(discovery)}.`));
+      const result = await authWithLegacyDiscovery(session, authOptions, (discovery) => options.print(`Note: ${describeLegacyDiscovery(discovery, options.redact)}.`));
       if (result === "AUTHORIZED") return { status: "authorized" };
     } catch (error) {
-      throw flowError(server, error);
+      throw flowError(server, error, flowRedactor(options, session));
     } finally {
       await session.dispose();
     }
     const authorizationUrl = session.authorizationUrl;
     const discovery = session.flowDiscovery;
     if (!authorizationUrl || !session.flowState || !session.flowVerifier || !discovery) throw new AuthFlowError("the authorization flow could not be started");
+    // Checked before anything is stored, printed or opened: a `file:` or custom-scheme endpoint never reaches the person or the opener.
+    const url = webUrl(authorizationUrl.href, server, "its authorization server's authorization endpoint").href;
     const metadata = discovery.authorizationServerMetadata as AuthorizationServerMetadata | undefined;
     const pending: PendingFlow = {
       state: session.flowState,
@@ -157,13 +144,12 @@ async function start(options: AuthorizeOptions): Promise<AuthorizeOutcome> {
     await store.updateEntry(server, binding, (entry) => {
       entry.pending = pending;
     });
-    const url = authorizationUrl.href;
     if (!listener) return { status: "pending", authorizationUrl: url };
 
     expectedState = pending.state;
     options.print(`Authorize pi-mcp for "${server}" in your browser:\n  ${url}`);
     try {
-      await browserOpener(url);
+      await openWebPage(url, server, "its authorization server's authorization endpoint");
     } catch {
       options.print("(Could not open a browser: open the URL above yourself.)");
     }
@@ -234,7 +220,7 @@ async function complete(options: AuthorizeOptions, input: CallbackInput): Promis
       ...(pending.scope !== undefined && { scope: pending.scope }),
     });
   } catch (error) {
-    throw flowError(server, error, [code]);
+    throw flowError(server, error, flowRedactor(options, session, [code, pending.codeVerifier, pending.state]));
   } finally {
     await session.dispose();
   }
@@ -298,8 +284,13 @@ function withTimeout<T>(work: Promise<T>, ms: number, error: () => Error): Promi
   return Promise.race([work, deadline]).finally(() => clearTimeout(timer));
 }
 
-/** A flow failure as a message without secrets (values of this flow are removed too). */
-function flowError(server: string, error: unknown, secrets: readonly string[] = []): Error {
+/** The caller's redactor plus this flow's own values: the code, the PKCE verifier, the state, the credentials obtained. */
+function flowRedactor(options: AuthorizeOptions, session: OAuthSession, values: readonly string[] = []): Redactor {
+  return createRedactor([...values, ...session.knownSecrets()], options.redact);
+}
+
+/** A flow failure as a message without secrets: redacted, stripped, then cut. */
+function flowError(server: string, error: unknown, redact: Redactor): Error {
   if (error instanceof AuthFlowError || error instanceof CredentialStoreError || error instanceof ClientRegistrationRequiredError) return error;
   if (error instanceof IssuerMismatchError) {
     return new AuthFlowError(
@@ -322,11 +313,20 @@ function flowError(server: string, error: unknown, secrets: readonly string[] = 
     return new AuthFlowError(`the authorization server rejected pi-mcp's dynamic client registration (HTTP ${error.status}${code})`);
   }
   if (error instanceof OAuthError) return new AuthFlowError(`the authorization server refused the request (${String(error.code).replace(/[^\w.-]/g, "").slice(0, 64)})`);
+  const issues = schemaIssues(error);
+  if (issues) return new AuthFlowError(`the authorization server's metadata is not valid (${safeHead(issues, redact, 300)}); nothing was stored or opened`);
   const message = describeError(error);
   if (/does not support dynamic client registration/.test(message)) {
     return new ClientRegistrationRequiredError(server, "its authorization server does not support dynamic client registration");
   }
-  let text = stripTerminalControls(message);
-  for (const secret of secrets) if (secret.length >= 4) text = text.split(secret).join("‹redacted›");
-  return new AuthFlowError(`authorization failed: ${text.slice(0, 400)}`);
+  return new AuthFlowError(`authorization failed: ${safeHead(message, redact, 400)}`);
+}
+
+/** A schema failure of what a server sent (the SDK checks metadata with zod): `path: message; ...`, else undefined. */
+function schemaIssues(error: unknown): string | undefined {
+  const issues = (error as { issues?: unknown } | undefined)?.issues;
+  if (!Array.isArray(issues) || issues.length === 0) return undefined;
+  return issues
+    .map((issue: { path?: unknown; message?: unknown }) => `${Array.isArray(issue.path) ? issue.path.join(".") : "?"}: ${String(issue.message)}`)
+    .join("; ");
 }

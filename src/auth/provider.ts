@@ -406,6 +406,30 @@ export class OAuthSession implements OAuthClientProvider {
     }
   }
 
+  /**
+   * Every credential value this session has seen (tokens, client secrets, the
+   * PKCE verifier, the state): what the SDK prints about this session, and any
+   * error it causes, must never show them.
+   */
+  knownSecrets(): string[] {
+    const entry = this.entryCache;
+    const values = [
+      entry?.tokens?.tokens.access_token,
+      entry?.tokens?.tokens.refresh_token,
+      entry?.tokens?.tokens.id_token,
+      entry?.clientInformation?.client_secret,
+      entry?.pending?.codeVerifier,
+      entry?.pending?.state,
+      this.flowClient?.client_secret,
+      this.settings.clientSecret,
+      this.verifier,
+      this.stateValue,
+      this.options.pending?.codeVerifier,
+      this.options.pending?.state,
+    ];
+    return values.filter((value): value is string => typeof value === "string" && value !== "");
+  }
+
   /** Releases anything this session still holds (a lock the SDK left taken after an error). */
   async dispose(): Promise<void> {
     await this.releaseHeld();

@@ -77,6 +77,7 @@ export const authCommand: CommandSpec = {
         ...(code !== undefined && { code }),
         ...(state !== undefined && { state }),
         connectTimeoutMs: definition.connectTimeoutMs ?? config.connectTimeoutMs,
+        redact,
       });
     } catch (error) {
       throw new PiMcpError(error instanceof AuthFlowError ? "failed" : "failed", safeText(`auth ${name}: ${describeError(error)}`, redact), { cause: error });

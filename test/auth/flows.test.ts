@@ -3,7 +3,8 @@
 // and what output and logs may show. Same real stack as oauth.test.ts.
 import { readFile } from "node:fs/promises";
 import { describe, expect, it } from "vitest";
-import { authorize, setBrowserOpener } from "../../src/auth/flow.ts";
+import { authorize } from "../../src/auth/flow.ts";
+import { setBrowserOpener } from "../../src/safety/browser.ts";
 import { CredentialStore } from "../../src/auth/store.ts";
 import type { RemoteDefinition } from "../../src/config/types.ts";
 import type { OAuthStackOptions } from "./fixtures/oauth-stack.ts";

@@ -6,7 +6,7 @@
  */
 import { join } from "node:path";
 import { afterEach } from "vitest";
-import { setBrowserOpener } from "../../src/auth/flow.ts";
+import { setBrowserOpener } from "../../src/safety/browser.ts";
 import { commandsFor, runCommandLine, type CommandResult } from "../../src/commands/index.ts";
 import { cliCommandEnvironment } from "../../src/commands/environment.ts";
 import type { CommandEnvironment, RuntimeControl } from "../../src/commands/types.ts";

@@ -8,7 +8,7 @@ import type { AddressInfo } from "node:net";
 import { readFile } from "node:fs/promises";
 import { afterEach, describe, expect, it } from "vitest";
 import { IssuerMismatchError } from "@modelcontextprotocol/client";
-import { setBrowserOpener } from "../../src/auth/flow.ts";
+import { setBrowserOpener } from "../../src/safety/browser.ts";
 import { legacyDiscovery } from "../../src/auth/legacy.ts";
 import { runCommand, useOAuthScene } from "./helpers.ts";
 

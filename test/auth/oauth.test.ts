@@ -2,7 +2,7 @@
 // front of a real MCP server (test/auth/fixtures/oauth-stack.ts), all on 127.0.0.1.
 import { readFile, stat, writeFile } from "node:fs/promises";
 import { describe, expect, it } from "vitest";
-import { setBrowserOpener } from "../../src/auth/flow.ts";
+import { setBrowserOpener } from "../../src/safety/browser.ts";
 import { ConnectionPool } from "../../src/runtime/pool.ts";
 import type { OAuthStackOptions } from "./fixtures/oauth-stack.ts";
 import { authorizationUrlIn, cliProcess, runCommand, useOAuthScene } from "./helpers.ts";
