@@ -46,6 +46,9 @@ import { listenForCallback, sameText, type LoopbackListener } from "./loopback.t
 import { OAuthSession, oauthSettings } from "./provider.ts";
 import { PENDING_FLOW_TTL_MS, definitionBinding, type CredentialStore, type PendingFlow } from "./store.ts";
 
+/** Where `auth` opens the authorization URL; tests and the conformance harness replace the opener (it stays behind the URL check). */
+export { setBrowserOpener, type BrowserOpener } from "../safety/browser.ts";
+
 /** How long `auth` waits for the browser to come back to the loopback redirect. */
 export const DEFAULT_FLOW_TIMEOUT_MS = 5 * 60_000;
 
