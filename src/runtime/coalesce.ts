@@ -1,15 +1,31 @@
+/** A task folded over a quiet window, and a way to learn when it has nothing left to do. */
+export interface Coalesced {
+  trigger(): void;
+  cancel(): void;
+  /** Resolves once no run is scheduled or running (at once when idle; a cancelled task is idle). */
+  idle(): Promise<void>;
+}
+
 /**
  * Runs `task` once per quiet window: calls within `windowMs` of the first
  * are folded into one run. A trigger during a run schedules exactly one more.
  */
-export function coalesce(windowMs: number, task: () => Promise<void> | void): { trigger(): void; cancel(): void } {
+export function coalesce(windowMs: number, task: () => Promise<void> | void): Coalesced {
   let timer: NodeJS.Timeout | undefined;
   let running = false;
   let again = false;
   let cancelled = false;
+  let waiters: (() => void)[] = [];
+  const busy = () => timer !== undefined || running;
+  const wakeIfIdle = () => {
+    if (busy()) return;
+    const woken = waiters;
+    waiters = [];
+    for (const wake of woken) wake();
+  };
   const run = async () => {
     timer = undefined;
-    if (cancelled) return;
+    if (cancelled) return wakeIfIdle();
     running = true;
     try {
       await task();
@@ -19,6 +35,7 @@ export function coalesce(windowMs: number, task: () => Promise<void> | void): { 
         again = false;
         schedule();
       }
+      wakeIfIdle();
     }
   };
   const schedule = () => {
@@ -34,6 +51,11 @@ export function coalesce(windowMs: number, task: () => Promise<void> | void): { 
       cancelled = true;
       if (timer) clearTimeout(timer);
       timer = undefined;
+      wakeIfIdle();
+    },
+    idle() {
+      if (!busy()) return Promise.resolve();
+      return new Promise((resolve) => waiters.push(resolve));
     },
   };
 }

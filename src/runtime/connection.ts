@@ -394,6 +394,11 @@ export class ServerConnection {
     };
   }
 
+  /** Resolves once no announced catalog change is still folded or being re-listed. */
+  catalogSettled(): Promise<void> {
+    return this.refreshTools.idle();
+  }
+
   /** Recovers from an expired HTTP session: a fresh transport and a new initialize. */
   async recoverSession(error: unknown): Promise<boolean> {
     // Authorization lost mid-session (a refresh that failed for good, a step-up): needs_auth, never retried.

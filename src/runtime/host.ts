@@ -53,6 +53,8 @@ export class McpHost {
   /** Servers whose catalog reached Pi at the last sync: only they contribute instructions. */
   private synced: string[] = [];
   private readonly syncTools = coalesce(CATALOG_COALESCE_MS, () => this.bridgeTools());
+  /** Woken at every change of a connection's state (what `settled` waits on). */
+  private readonly stateWaiters = new Set<() => void>();
   private stopped = false;
 
   constructor(
@@ -131,6 +133,7 @@ export class McpHost {
         // A server that just connected brings its first catalog: it reaches Pi at once, not a window later.
         if (connected()) this.bridgeTools().catch((error: unknown) => current()?.log.append(`[pi-mcp] offering the tools to Pi failed: ${String(error)}\n`));
         else this.syncTools.trigger();
+        for (const wake of [...this.stateWaiters]) wake();
         this.events.statusChanged?.();
       },
       // A catalog loaded while connecting is bridged by the "connected" change above; later ones are folded.
@@ -193,14 +196,31 @@ export class McpHost {
   async settled(timeoutMs: number): Promise<boolean> {
     const deadline = Date.now() + timeoutMs;
     const busy = () => [...this.connections.values()].some((connection) => connection.state === "connecting" || connection.state === "retrying");
-    while (busy() && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 25));
+    while (busy() && Date.now() < deadline) await this.nextStateChange(deadline - Date.now());
     await this.flushTools();
     return !busy();
   }
 
-  /** Waits until pending catalog changes have reached Pi (tests and `test` use it). */
+  /** Resolves at the next change of any connection's state, or after `timeoutMs`. */
+  private nextStateChange(timeoutMs: number): Promise<void> {
+    return new Promise((resolve) => {
+      const wake = () => {
+        clearTimeout(timer);
+        this.stateWaiters.delete(wake);
+        resolve();
+      };
+      const timer = setTimeout(wake, timeoutMs);
+      this.stateWaiters.add(wake);
+    });
+  }
+
+  /**
+   * Waits until the catalog changes already announced have reached Pi: the
+   * servers' re-lists (folded, then under way) and the host's own folded sync.
+   */
   async flushTools(): Promise<void> {
-    await new Promise((resolve) => setTimeout(resolve, CATALOG_COALESCE_MS + 10));
+    await Promise.all([...this.connections.values()].map((connection) => connection.catalogSettled()));
+    await this.syncTools.idle();
     await this.bridgeTools();
   }
 

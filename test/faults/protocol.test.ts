@@ -4,8 +4,8 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { createKernel } from "../../src/composition.ts";
 import { STAGE, type KernelPlugin } from "../../src/kernel/kernel.ts";
-import { fixtureServer, startHost, stopAllHosts, textOf, until } from "../helpers/host.ts";
-import { expectBystanderWorks, sleep } from "./_shared.ts";
+import { fixtureServer, startHost, stopAllHosts, textOf } from "../helpers/host.ts";
+import { expectBystanderWorks } from "./_shared.ts";
 
 afterEach(stopAllHosts);
 
@@ -20,18 +20,16 @@ describe("10,000 list_changed notifications in a burst", () => {
     const started = Date.now();
     // The bystander is called while the storm runs.
     const during = (async () => {
-      for (let i = 0; i < 10; i++) {
-        await expectBystanderWorks(h, `during ${i}`);
-        await sleep(20);
-      }
+      for (let i = 0; i < 10; i++) await expectBystanderWorks(h, `during ${i}`);
     })();
     expect(textOf(await h.call("mcp__churn__churn", { count: 10_000 }))).toBe("churned 10000");
     const sent = Date.now() - started;
     await during;
-    await until(() => h.sink.active.has("mcp__churn__gen_10000"), 10_000, () => `active: ${[...h.sink.active].join(", ")}`);
-    await sleep(300); // anything still folded in a window lands now
+    await h.waitUntil(() => h.sink.active.has("mcp__churn__gen_10000"));
+    await h.host.flushTools(); // anything still folded in a window lands now
     const touches = h.sink.registerCalls.length + h.sink.deactivateCalls.length - touchesBefore;
-    expect(sent).toBeLessThan(5_000);
+    // The storm never stalls the host (a loaded machine takes seconds to send it, a stalled host forever).
+    expect(sent).toBeLessThan(20_000);
     // One catalog update per 50 ms window at most (each a register plus a deactivate), whatever the storm.
     expect(touches).toBeLessThanOrEqual(2 * Math.ceil((Date.now() - started) / 50) + 2);
     expect(touches).toBeLessThanOrEqual(40);
@@ -63,12 +61,8 @@ describe("server requests for capabilities that were not declared", () => {
       expect(reply.error?.code).toBe(-32601);
     }
     // The requests sent right after initialization, outside any call, got the same answer.
-    type Reply = { method: string; error?: { code: number } };
-    let startup: Reply[] = [];
-    for (let tries = 0; startup.length < 2 && tries < 50; tries++) {
-      startup = JSON.parse(textOf(await h.call("mcp__asker__startup-replies"))) as Reply[];
-      if (startup.length < 2) await sleep(50);
-    }
+    // (The server answers once both replies have reached it.)
+    const startup = JSON.parse(textOf(await h.call("mcp__asker__startup-replies"))) as { method: string; error?: { code: number } }[];
     expect(startup.map((reply) => [reply.method, reply.error?.code]).sort()).toEqual([
       ["elicitation/create", -32601],
       ["sampling/createMessage", -32601],

@@ -104,7 +104,8 @@ export interface RecordingSink extends ToolSink {
   readonly active: Set<string>;
 }
 
-export function recordingSink(): RecordingSink {
+/** A sink that records what the host did with it; `changed` is called after every call. */
+export function recordingSink(changed: () => void = () => {}): RecordingSink {
   const sink: RecordingSink = {
     registerCalls: [],
     deactivateCalls: [],
@@ -116,10 +117,12 @@ export function recordingSink(): RecordingSink {
         sink.tools.set(tool.name, tool);
         sink.active.add(tool.name);
       }
+      changed();
     },
     deactivate(names) {
       sink.deactivateCalls.push([...names]);
       for (const name of names) sink.active.delete(name);
+      changed();
     },
   };
   return sink;
@@ -131,8 +134,12 @@ export interface TestHost {
   readonly config: EffectiveConfig;
   readonly privateDir: string;
   status(name: string): ConnectionStatus;
+  /** Every state `name` has been in, in order, as the host reported each change (transient ones included). */
+  states(name: string): ConnectionState[];
   /** Resolves once `name` is in (one of) `state`; rejects with its status after `timeoutMs`. */
   waitForState(name: string, state: ConnectionState | readonly ConnectionState[], timeoutMs?: number): Promise<ConnectionStatus>;
+  /** Resolves once `condition` (about the host or its sink) holds, re-checked at each state change and sink call. */
+  waitUntil(condition: () => boolean, timeoutMs?: number, describe?: () => string): Promise<void>;
   /** Resolves once at least `count` tools (optionally only `mcp__<server>__…` ones) are active. */
   waitForTools(count: number, options?: { server?: string; timeoutMs?: number }): Promise<string[]>;
   /** Executes an active Pi tool the way Pi would (through the sink's registration). */
@@ -147,13 +154,64 @@ export async function stopAllHosts(): Promise<void> {
   await Promise.allSettled([...running].map((host) => host.stop()));
 }
 
-/** Polls `condition` every 10 ms; rejects with `describe()` after `timeoutMs`. */
+/**
+ * Polls `condition` every 10 ms until it holds, for states nothing announces
+ * (another process, a fake service); rejects with `describe()` after `timeoutMs`.
+ * What the host announces is awaited through its events instead (`waitForState`, `waitForTools`).
+ */
 export async function until(condition: () => boolean, timeoutMs: number, describe: () => string = () => "condition not met"): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!condition()) {
     if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms: ${describe()}`);
     await new Promise((resolve) => setTimeout(resolve, 10));
   }
+}
+
+/** Like `until`, for a condition that must be asked for (a request to a server, a file read): resolves with its first defined answer. */
+export async function eventually<T>(probe: () => Promise<T | undefined>, timeoutMs: number, describe: () => string = () => "no answer"): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const answer = await probe();
+    if (answer !== undefined) return answer;
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms: ${describe()}`);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
+
+/** Conditions re-checked at each `notify()` (an event), each with an upper bound. */
+export interface EventWaiter {
+  notify(): void;
+  /** Resolves once `condition` holds (checked now and at every event); rejects with `describe()` after `timeoutMs`. */
+  until(condition: () => boolean, timeoutMs: number, describe: () => string): Promise<void>;
+}
+
+export function eventWaiter(): EventWaiter {
+  const checks = new Set<() => void>();
+  return {
+    notify() {
+      for (const check of [...checks]) check();
+    },
+    until(condition, timeoutMs, describe) {
+      return new Promise((resolve, reject) => {
+        const finish = (error?: unknown) => {
+          clearTimeout(timer);
+          checks.delete(check);
+          if (error === undefined) resolve();
+          else reject(error);
+        };
+        const check = () => {
+          try {
+            if (condition()) finish();
+          } catch (error) {
+            finish(error);
+          }
+        };
+        const timer = setTimeout(() => finish(new Error(`timed out after ${timeoutMs} ms: ${describe()}`)), timeoutMs);
+        checks.add(check);
+        check();
+      });
+    },
+  };
 }
 
 /** Builds the EffectiveConfig a global settings.json `{ mcp: {...} }` would give. */
@@ -189,8 +247,27 @@ export async function startHost(servers: Record<string, RawDefinition>, options:
     services: options.services ?? {},
   };
   const kernel = options.kernel ?? createKernel();
-  const sink = recordingSink();
-  const host = new McpHost(kernel, context, sink, options.events ?? {}, options.pool);
+  // Every state change and every call on the sink wakes the waits below.
+  const changes = eventWaiter();
+  const history = new Map<string, ConnectionState[]>();
+  const sink = recordingSink(changes.notify);
+  const host: McpHost = new McpHost(
+    kernel,
+    context,
+    sink,
+    {
+      ...options.events,
+      statusChanged: () => {
+        for (const { name, state } of host.status()) {
+          const seen = history.get(name) ?? [];
+          if (seen.at(-1) !== state) history.set(name, [...seen, state]);
+        }
+        changes.notify();
+        options.events?.statusChanged?.();
+      },
+    },
+    options.pool,
+  );
   await kernel.hooks.hostStart.promise(context);
   let stopped = false;
   const status = (name: string): ConnectionStatus => {
@@ -204,9 +281,12 @@ export async function startHost(servers: Record<string, RawDefinition>, options:
     config,
     privateDir,
     status,
+    states: (name) => [...(history.get(name) ?? [])],
+    waitUntil: (condition, timeoutMs = 10_000, describe = () => `status ${JSON.stringify(host.status())}; active: ${[...sink.active].join(", ")}`) =>
+      changes.until(condition, timeoutMs, describe),
     async waitForState(name, state, timeoutMs = 10_000) {
       const wanted: readonly ConnectionState[] = typeof state === "string" ? [state] : state;
-      await until(
+      await changes.until(
         () => host.connection(name) !== undefined && wanted.includes(status(name).state),
         timeoutMs,
         () => `"${name}" is not ${wanted.join("/")}: ${JSON.stringify(host.connection(name)?.status())}`,
@@ -215,7 +295,7 @@ export async function startHost(servers: Record<string, RawDefinition>, options:
     },
     async waitForTools(count, { server, timeoutMs = 10_000 } = {}) {
       const mine = () => [...sink.active].filter((name) => server === undefined || name.startsWith(`mcp__${server}__`));
-      await until(
+      await changes.until(
         () => mine().length >= count,
         timeoutMs,
         () => `${mine().length} of ${count} tools active; status ${JSON.stringify(host.status())}`,

@@ -1,7 +1,7 @@
 // Streamable HTTP sessions through OUR host: a session the server forgot is
 // replaced by a new one without the model seeing an error.
 import { afterEach, expect, it } from "vitest";
-import { childServers, startHost, stopAllHosts, textOf } from "../helpers/host.ts";
+import { childServers, eventually, startHost, stopAllHosts, textOf, type TestHost } from "../helpers/host.ts";
 import { startHttpFixture, type RunningServer } from "../helpers/servers.ts";
 
 let server: RunningServer | undefined;
@@ -15,7 +15,17 @@ async function stats(): Promise<{ sessions: number; initialized: number }> {
   return (await (await fetch(`${server!.baseUrl}/stats`)).json()) as { sessions: number; initialized: number };
 }
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+/**
+ * Exactly one replacement session, and nothing left that would start another:
+ * the host went through one reconnect (no retry, no second attempt), no retry is
+ * pending, and the server holds only the new session.
+ */
+async function expectOneReplacement(h: TestHost, initializedBefore: number): Promise<void> {
+  expect(h.states("remote")).toEqual(["connecting", "connected", "connecting", "connected"]);
+  expect(h.status("remote")).toMatchObject({ state: "connected" });
+  expect(h.status("remote").nextRetryAt).toBeUndefined();
+  expect(await stats()).toEqual({ sessions: 1, initialized: initializedBefore + 1 });
+}
 
 it("recovers an expired HTTP session transparently: the next call succeeds over a new session", async () => {
   server = await startHttpFixture("http-basic");
@@ -26,8 +36,8 @@ it("recovers an expired HTTP session transparently: the next call succeeds over 
   expect(before.sessions).toBe(1);
 
   expect(textOf(await h.call("mcp__remote__forget"))).toBe("forgetting");
-  await sleep(100); // the fixture drops its sessions 20 ms after answering
-  expect((await stats()).sessions).toBe(0);
+  // The fixture drops its sessions once its answer is written.
+  await eventually(async () => ((await stats()).sessions === 0 ? true : undefined), 10_000, () => "the fixture still holds its session");
 
   expect(textOf(await h.call("mcp__remote__echo", { text: "after" }))).toBe("after");
   const after = await stats();
@@ -35,10 +45,9 @@ it("recovers an expired HTTP session transparently: the next call succeeds over 
   expect(h.status("remote").state).toBe("connected");
 
   // Exactly one replacement session: no second, stray reconnect follows.
-  await sleep(500);
-  expect(await stats()).toMatchObject({ sessions: 1, initialized: before.initialized + 1 });
-  expect(h.status("remote").state).toBe("connected");
+  await expectOneReplacement(h, before.initialized);
   expect(textOf(await h.call("mcp__remote__echo", { text: "later" }))).toBe("later");
+  expect(await stats()).toEqual({ sessions: 1, initialized: before.initialized + 1 });
 });
 
 it("recovers when the server drops every session out of band (POST /drop-sessions)", async () => {
@@ -51,9 +60,7 @@ it("recovers when the server drops every session out of band (POST /drop-session
   expect(textOf(await h.call("mcp__remote__echo", { text: "again" }))).toBe("again");
   expect((await stats()).initialized).toBeGreaterThan(before.initialized);
   // One replacement session, and no stray reconnect that leaves an unclosed client (and its session) behind.
-  await sleep(500);
-  expect(await stats()).toMatchObject({ sessions: 1, initialized: before.initialized + 1 });
-  expect(h.status("remote").state).toBe("connected");
+  await expectOneReplacement(h, before.initialized);
   await h.stop();
   await server.stop();
   server = undefined;

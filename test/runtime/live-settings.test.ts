@@ -15,7 +15,7 @@ it("connects an added server and closes a removed one without touching the other
   await h.waitForState("added", "connected");
   expect(h.host.connection("drop")).toBeUndefined();
   expect(h.status("keep").pid).toBe(keepPid);
-  await until(() => !h.sink.active.has("mcp__drop__echo") && h.sink.active.has("mcp__added__echo"), 2_000);
+  await h.waitUntil(() => !h.sink.active.has("mcp__drop__echo") && h.sink.active.has("mcp__added__echo"));
   expect(h.sink.active.has("mcp__keep__echo")).toBe(true);
 });
 
@@ -24,7 +24,7 @@ it("disconnects a server that was disabled and deactivates its tools", async () 
   await h.waitForTools(3, { server: "one" });
   const next = buildConfig({ one: fixtureServer("basic", {}, { enabled: false }) });
   await h.host.applyConfig(next, createRedactor(next.secrets));
-  await until(() => h.sink.active.size === 0, 2_000, () => `still active: ${[...h.sink.active].join(", ")}`);
+  await h.waitUntil(() => h.sink.active.size === 0);
   expect(h.host.connection("one")?.state).toBe("disabled");
 });
 
