@@ -26,6 +26,9 @@ import { McpHost, type BridgedTool, type HostEvents, type ToolSink } from "../..
 import type { CallOptions, ToolOutcome } from "../../src/runtime/tool-call.ts";
 import { createRedactor } from "../../src/safety/text.ts";
 import { everythingPath, fixturePath, nodePath, packageServerPath } from "./servers.ts";
+import { eventWaiter } from "./wait.ts";
+
+export { eventually, eventWaiter, until, type EventWaiter } from "./wait.ts";
 
 /** Pi's limits for model-facing text (DEFAULT_MAX_LINES / DEFAULT_MAX_BYTES in pi-coding-agent). */
 export const PI_MAX_LINES = 2000;
@@ -152,66 +155,6 @@ const running = new Set<TestHost>();
 /** Stops every host started by startHost that is still running (use in afterEach). */
 export async function stopAllHosts(): Promise<void> {
   await Promise.allSettled([...running].map((host) => host.stop()));
-}
-
-/**
- * Polls `condition` every 10 ms until it holds, for states nothing announces
- * (another process, a fake service); rejects with `describe()` after `timeoutMs`.
- * What the host announces is awaited through its events instead (`waitForState`, `waitForTools`).
- */
-export async function until(condition: () => boolean, timeoutMs: number, describe: () => string = () => "condition not met"): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms: ${describe()}`);
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-}
-
-/** Like `until`, for a condition that must be asked for (a request to a server, a file read): resolves with its first defined answer. */
-export async function eventually<T>(probe: () => Promise<T | undefined>, timeoutMs: number, describe: () => string = () => "no answer"): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const answer = await probe();
-    if (answer !== undefined) return answer;
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms: ${describe()}`);
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-}
-
-/** Conditions re-checked at each `notify()` (an event), each with an upper bound. */
-export interface EventWaiter {
-  notify(): void;
-  /** Resolves once `condition` holds (checked now and at every event); rejects with `describe()` after `timeoutMs`. */
-  until(condition: () => boolean, timeoutMs: number, describe: () => string): Promise<void>;
-}
-
-export function eventWaiter(): EventWaiter {
-  const checks = new Set<() => void>();
-  return {
-    notify() {
-      for (const check of [...checks]) check();
-    },
-    until(condition, timeoutMs, describe) {
-      return new Promise((resolve, reject) => {
-        const finish = (error?: unknown) => {
-          clearTimeout(timer);
-          checks.delete(check);
-          if (error === undefined) resolve();
-          else reject(error);
-        };
-        const check = () => {
-          try {
-            if (condition()) finish();
-          } catch (error) {
-            finish(error);
-          }
-        };
-        const timer = setTimeout(() => finish(new Error(`timed out after ${timeoutMs} ms: ${describe()}`)), timeoutMs);
-        checks.add(check);
-        check();
-      });
-    },
-  };
 }
 
 /** Builds the EffectiveConfig a global settings.json `{ mcp: {...} }` would give. */
