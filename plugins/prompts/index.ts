@@ -21,7 +21,7 @@ import type { HostContext, LiveConnection, MappedBlock, MappedResult, PiContent 
 import type { ServerConnection } from "../../src/runtime/connection.ts";
 import { requestFailure } from "../../src/runtime/errors.ts";
 import type { McpHost } from "../../src/runtime/host.ts";
-import { ANY_RESULT, collectPages } from "../../src/runtime/paging.ts";
+import { ANY_RESULT } from "../../src/runtime/paging.ts";
 import { finishOutcome, mapContent } from "../../src/runtime/tool-call.ts";
 import { MESSAGE_TYPES } from "../../src/kernel/pi-part.ts";
 import { safeText } from "../../src/safety/text.ts";
@@ -114,12 +114,8 @@ export async function listPrompts(connection: ServerConnection, { maxAgeMs = 0 }
   if (!client.getServerCapabilities()?.prompts) return [];
   const cached = catalogs.get(client);
   if (cached && Date.now() - cached.at <= maxAgeMs) return cached.prompts;
-  const prompts = collectPages(`${connection.name} prompts/list`, async (cursor) => {
-    const page = (await client.request({ method: "prompts/list", params: cursor === undefined ? {} : { cursor } }, ANY_RESULT, {
-      timeout: connection.requestTimeoutMs,
-    })) as { prompts?: unknown; nextCursor?: string };
-    return { items: validPrompts(page.prompts, connection), nextCursor: page.nextCursor };
-  });
+  // A server that declares prompts but does not implement prompts/list (-32601) has none.
+  const prompts = connection.listOptional(client, "prompts/list").then((items) => validPrompts(items, connection));
   catalogs.set(client, { at: Date.now(), prompts });
   prompts.catch(() => {
     if (catalogs.get(client)?.prompts === prompts) catalogs.delete(client);

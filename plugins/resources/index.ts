@@ -1,11 +1,12 @@
 import type { CommandSpec, CommandEnvironment } from "../../src/commands/types.ts";
-import { PiMcpError } from "../../src/kernel/errors.ts";
+import { describeError, PiMcpError } from "../../src/kernel/errors.ts";
 import type { Kernel, KernelPlugin } from "../../src/kernel/kernel.ts";
 import type { FixedTool } from "../../src/kernel/services.ts";
 import type { HostContext, LiveConnection } from "../../src/kernel/types.ts";
 import type { McpSubscription } from "@modelcontextprotocol/client";
 import { requestFailure } from "../../src/runtime/errors.ts";
-import { ANY_RESULT, collectPages } from "../../src/runtime/paging.ts";
+import type { CatalogItem, ResourceListMethod } from "../../src/runtime/catalog.ts";
+import { untilAborted } from "../../src/runtime/abort.ts";
 import { finishOutcome, mapContent } from "../../src/runtime/tool-call.ts";
 import { MESSAGE_TYPES } from "../../src/kernel/pi-part.ts";
 import { stripTerminalControls } from "../../src/safety/text.ts";
@@ -242,23 +243,33 @@ function fixedTools(state: ResourcesState, host: HostContext): FixedTool[] {
     if (!found) throw new PiMcpError("not_found", `no connected MCP server "${String(server)}" offers resources`);
     return [found];
   };
-  const list = async (method: "resources/list" | "resources/templates/list", key: string, args: Record<string, unknown>, signal: AbortSignal | undefined) => {
+  /**
+   * One list across the chosen servers, from each connection's catalog. A
+   * server whose list fails gets a line naming the method and the cause; the
+   * others are listed all the same. Asking one server that fails is an error.
+   */
+  const list = async (method: ResourceListMethod, key: string, args: Record<string, unknown>, signal: AbortSignal | undefined) => {
     const lines: string[] = [];
-    const found: Record<string, unknown[]> = {};
-    for (const [server, connection] of pick(args.server)) {
-      const items = await requested(connection, `${server} ${method}`, signal, () =>
-        collectPages(`${server} ${method}`, async (cursor) => {
-          const request = { method, params: cursor === undefined ? {} : { cursor } } as never;
-          const page = (await connection.client.request(request, ANY_RESULT, { timeout: connection.requestTimeoutMs, ...(signal && { signal }) })) as Record<string, unknown>;
-          return { items: Array.isArray(page[key]) ? (page[key] as Record<string, unknown>[]) : [], nextCursor: page.nextCursor as string | undefined };
-        }),
-      );
+    const found: Record<string, readonly CatalogItem[]> = {};
+    const failures: Record<string, string> = {};
+    const chosen = pick(args.server);
+    for (const [server, connection] of chosen) {
+      let items: readonly CatalogItem[];
+      try {
+        items = await requested(connection, `${server} ${method}`, signal, () => untilAborted(connection.resourceList(method), signal));
+      } catch (error) {
+        if (chosen.length === 1 || signal?.aborted) throw error;
+        failures[server] = describeError(error);
+        lines.push(`${server}: ${describeError(error)}`);
+        continue;
+      }
       found[server] = items;
       for (const item of items) lines.push(`${server}: ${String(item.uri ?? item.uriTemplate)}${item.name ? ` (${String(item.name)}${item.mimeType ? `, ${String(item.mimeType)}` : ""})` : ""}${item.description ? ` — ${String(item.description)}` : ""}`);
     }
     // Long listings are cut to Pi's limits like any result; the whole listing goes to a Result Spill.
     const origin = { kernel: state.kernel, host, server: typeof args.server === "string" ? args.server : "all-servers", operation: method };
-    return finishOutcome(origin, { blocks: [], trailer: [{ type: "text", text: lines.join("\n") || "No resources." }], details: { [key]: found }, isError: false });
+    const details = { [key]: found, ...(Object.keys(failures).length > 0 && { failures }) };
+    return finishOutcome(origin, { blocks: [], trailer: [{ type: "text", text: lines.join("\n") || "No resources." }], details, isError: false });
   };
   return [
     {

@@ -2,6 +2,7 @@ import type { AuthProvider, Client, ClientCapabilities, Transport } from "@model
 import type { EffectiveConfig, Exposure, ServerEntry } from "../config/types.ts";
 import type { CallScope, HostServices } from "./services.ts";
 import type { RetainedLog } from "../runtime/retained-log.ts";
+import type { CatalogItem, ResourceListMethod } from "../runtime/catalog.ts";
 
 /** Replaces every exact secret value resolved from settings with a placeholder. */
 export interface Redactor {
@@ -67,6 +68,8 @@ export interface LiveConnection extends ConnectionContext {
   isCurrent(): boolean;
   /** The tool call in flight on this connection, if any (server requests are scoped to it). */
   activeCall(): CallScope | undefined;
+  /** A resource list kept with the connection (every page; none when the server has no resources). */
+  resourceList(method: ResourceListMethod): Promise<readonly CatalogItem[]>;
 }
 
 export interface AuthHandle {

@@ -9,6 +9,7 @@ import type { AssistantMessage, Context, ImageContent, Message, Model, TextConte
 import type { ExtensionContext } from "@earendil-works/pi-coding-agent";
 import { PiMcpError } from "../kernel/errors.ts";
 import type { ModelService, SamplingContent, SamplingRequest, SamplingResult } from "../kernel/services.ts";
+import { untilAborted } from "../runtime/abort.ts";
 
 /** What the service reads from Pi's extension context (live getters: the active model may change). */
 export type ModelSource = Pick<ExtensionContext, "model" | "modelRegistry">;
@@ -30,7 +31,7 @@ export function piModelService(source: ModelSource): ModelService | undefined {
       signal.throwIfAborted();
       const complete = (context: Context, options: CompleteOptions) =>
         source.modelRegistry.complete(model, context, options as never) as Promise<AssistantMessage>;
-      const message = await untilAborted(complete(toPiContext(request, model), requestOptions(request, model, signal)), signal);
+      const message = await untilAborted(complete(toPiContext(request, model), requestOptions(request, model, signal)), signal, () => abortError(signal));
       if (message.stopReason === "aborted" || signal.aborted) throw abortError(signal);
       if (message.stopReason === "error") throw new PiMcpError("failed", `the model request failed: ${message.errorMessage ?? "unknown error"}`);
       return fromPiMessage(message, request, model);
@@ -162,21 +163,3 @@ function abortError(signal: AbortSignal): Error {
   return signal.reason instanceof Error ? signal.reason : new PiMcpError("failed", "the model request was cancelled");
 }
 
-/** Settles as soon as the signal aborts, whether or not the provider noticed. */
-function untilAborted<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
-  if (signal.aborted) return Promise.reject(abortError(signal));
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = () => reject(abortError(signal));
-    signal.addEventListener("abort", onAbort, { once: true });
-    work.then(
-      (value) => {
-        signal.removeEventListener("abort", onAbort);
-        resolve(value);
-      },
-      (error: unknown) => {
-        signal.removeEventListener("abort", onAbort);
-        reject(error);
-      },
-    );
-  });
-}

@@ -12,6 +12,7 @@ import { coalesce } from "./coalesce.ts";
 import { authStateOf, classifyFailure, isExpiredSession } from "./errors.ts";
 import { invalidHeaderMarking } from "./header-declarations.ts";
 import { ANY_RESULT, collectPages } from "./paging.ts";
+import { listOptional, ResourceCatalog, type CatalogItem, type OptionalListMethod, type ResourceListMethod } from "./catalog.ts";
 import { RetainedLog } from "./retained-log.ts";
 import { retryDelayMs } from "./retry.ts";
 
@@ -73,9 +74,14 @@ export class ServerConnection {
   private closing = false;
   private generation = 0;
   private toolList: Tool[] = [];
+  /** Resources and templates of the current client, kept with the connection (and across handoff). */
+  private resourceCatalog: ResourceCatalog | undefined;
+  /** Optional lists the current client's server answered with -32601 (logged once each). */
+  private notImplemented = new Set<string>();
   /** Tool calls in flight, newest last: server requests are answered in their scope. */
   private readonly calls: CallScope[] = [];
   private readonly refreshTools = coalesce(CATALOG_COALESCE_MS, () => this.loadTools(this.generation));
+  private readonly refreshResources = coalesce(CATALOG_COALESCE_MS, () => this.resourceCatalog?.refresh());
   /** Which session's host owns the connection; handlers of an earlier owner see `isCurrent()` false. */
   private epoch = 0;
   /** Set while the connection waits in the pool between two sessions. */
@@ -304,13 +310,19 @@ export class ServerConnection {
     const toolsChanged = () => {
       if (generation === this.generation) this.refreshTools.trigger();
     };
+    const resourcesChanged = () => {
+      if (generation === this.generation) this.refreshResources.trigger();
+    };
     const client = new Client(CLIENT_INFO, {
       capabilities,
       versionNegotiation: { mode: "auto", probe: { timeoutMs: this.probeTimeoutMs() } },
       inputRequired: { autoFulfill: true, maxRounds: 10 },
       // On 2026-07-28 peers change notices arrive only through a subscription, which this option opens.
       // We re-list ourselves (paged, bounded), so the SDK's own refresh stays off.
-      listChanged: { tools: { autoRefresh: false, debounceMs: 0, onChanged: toolsChanged } },
+      listChanged: {
+        tools: { autoRefresh: false, debounceMs: 0, onChanged: toolsChanged },
+        resources: { autoRefresh: false, debounceMs: 0, onChanged: resourcesChanged },
+      },
     });
     this.client = client;
     this.transport = handle.transport;
@@ -318,11 +330,39 @@ export class ServerConnection {
     started.transport = handle.transport;
     client.onerror = (error) => this.log.append(`[pi-mcp] ${this.describe(error)}\n`);
     client.setNotificationHandler("notifications/tools/list_changed", toolsChanged);
+    client.setNotificationHandler("notifications/resources/list_changed", resourcesChanged);
+    this.resourceCatalog = undefined;
+    this.notImplemented = new Set();
     hooks.clientCreated.call(this.live(generation));
     await withDeadline(client.connect(handle.transport, { timeout: this.connectTimeoutMs }), this.connectTimeoutMs, `connecting took longer than ${this.connectTimeoutMs} ms`);
     this.pid = (handle.transport as { pid?: number | null }).pid ?? undefined;
     client.onclose = () => this.lost(generation);
-    await this.loadTools(generation);
+    if (client.getServerCapabilities()?.resources) this.resourceCatalog = new ResourceCatalog((method) => this.listOptional(client, method));
+    // Resources are optional: a listing that fails is kept for its reader, and the connection stands.
+    await Promise.all([this.loadTools(generation), this.resourceCatalog?.load()]);
+  }
+
+  /**
+   * Every page of an optional list (resources, templates, prompts). A server
+   * that does not implement it (-32601) has none: logged once per connection.
+   */
+  listOptional(client: Client, method: OptionalListMethod, signal?: AbortSignal): Promise<CatalogItem[]> {
+    return listOptional(client, method, {
+      server: this.name,
+      timeoutMs: this.requestTimeoutMs,
+      redact: this.host.redact,
+      ...(signal && { signal }),
+      notImplemented: (missing) => {
+        if (this.notImplemented.has(missing)) return;
+        this.notImplemented.add(missing);
+        this.log.append(`[pi-mcp] the server does not implement ${missing} (-32601 Method not found): it has none\n`);
+      },
+    });
+  }
+
+  /** A cached resource list: empty when the server offers no resources; fetched again when the last attempt failed. */
+  resourceList(method: ResourceListMethod): Promise<readonly CatalogItem[]> {
+    return this.resourceCatalog?.get(method) ?? Promise.resolve([]);
   }
 
   /** An unexpected close (a crash, a dropped connection) reconnects by the retry policy. */
@@ -333,6 +373,7 @@ export class ServerConnection {
       return;
     }
     this.client = undefined;
+    this.resourceCatalog = undefined;
     this.transport = undefined;
     this.pid = undefined;
     this.attempts = 1;
@@ -372,26 +413,19 @@ export class ServerConnection {
     });
   }
 
-  /** Complete catalog sizes for `test`: every page of each list the server supports. */
+  /**
+   * Complete catalog sizes for `test`: every page of each list the server
+   * supports (resources and templates from the connection's catalog). A list
+   * the server does not implement counts zero; one that fails names itself.
+   */
   async catalogCounts(): Promise<{ tools: number; resources: number; resourceTemplates: number; prompts: number }> {
     const client = this.requireClient();
-    const capabilities = client.getServerCapabilities() ?? {};
-    const count = async (method: string, key: string, supported: unknown) => {
-      if (!supported) return 0;
-      const items = await collectPages(`${this.name} ${method}`, async (cursor) => {
-        const page = (await client.request({ method, params: cursor === undefined ? {} : { cursor } } as never, ANY_RESULT, {
-          timeout: this.requestTimeoutMs,
-        })) as Record<string, unknown>;
-        return { items: Array.isArray(page[key]) ? (page[key] as unknown[]) : [], nextCursor: page.nextCursor as string | undefined };
-      });
-      return items.length;
-    };
-    return {
-      tools: this.toolList.length,
-      resources: await count("resources/list", "resources", capabilities.resources),
-      resourceTemplates: await count("resources/templates/list", "resourceTemplates", capabilities.resources),
-      prompts: await count("prompts/list", "prompts", capabilities.prompts),
-    };
+    const [resources, resourceTemplates, prompts] = await Promise.all([
+      this.resourceList("resources/list"),
+      this.resourceList("resources/templates/list"),
+      client.getServerCapabilities()?.prompts ? this.listOptional(client, "prompts/list") : [],
+    ]);
+    return { tools: this.toolList.length, resources: resources.length, resourceTemplates: resourceTemplates.length, prompts: prompts.length };
   }
 
   /** Resolves once no announced catalog change is still folded or being re-listed. */
@@ -430,6 +464,7 @@ export class ServerConnection {
   private async discardClient(): Promise<void> {
     const client = this.client;
     this.client = undefined;
+    this.resourceCatalog = undefined;
     this.transport = undefined;
     this.pid = undefined;
     if (!client) return;
@@ -447,6 +482,7 @@ export class ServerConnection {
       requestTimeoutMs: this.requestTimeoutMs,
       isCurrent: () => generation === this.generation && epoch === this.epoch && !this.closing && !this.released,
       activeCall: () => this.activeCall(),
+      resourceList: (method) => this.resourceList(method),
     };
   }
 
