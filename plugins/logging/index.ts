@@ -130,7 +130,8 @@ export class LoggingPlugin implements KernelPlugin {
         const shown = safeTail(combined, redact, { maxBytes: SHOW_BYTES, maxLines: SHOW_LINES });
         const output = shown.text;
         if (!shown.cut && !parts.some((part) => part.lost)) return { exitCode: 0, output };
-        const files = parts.map((part) => retainedLogPath(host.context.privateDir, part.name)).join(", ");
+        // A server that logged nothing has no file to point to.
+        const files = parts.filter((part) => part.text !== "").map((part) => retainedLogPath(host.context.privateDir, part.name)).join(", ");
         return { exitCode: 0, output: `[older lines not shown; retained logs: ${files}]\n${output}` };
       },
     },

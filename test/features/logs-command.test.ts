@@ -1,0 +1,65 @@
+// `/mcp logs` shows the newest part of the retained logs within Pi's display
+// limit and, when it cuts, names the private retained-log files that hold more.
+import { readFile, stat } from "node:fs/promises";
+import { afterEach, expect, it } from "vitest";
+import { runCommandLine } from "../../src/commands/index.ts";
+import { fixtureServer, piEnvironment, startHost, stopAllHosts, until, type TestHost } from "../helpers/host.ts";
+
+afterEach(stopAllHosts);
+
+const DISPLAY_BYTES = 50 * 1024;
+
+function logs(h: TestHost, ...argv: string[]) {
+  return runCommandLine([...h.host.kernelInstance.commands], ["logs", ...argv], piEnvironment(h));
+}
+
+/** The file's text once `done` holds for it (log files are written at most every 50 ms). */
+async function fileOnceIt(path: string, done: (text: string) => boolean): Promise<string> {
+  let text = "";
+  const deadline = Date.now() + 10_000;
+  while (!done((text = await readFile(path, "utf8").catch(() => "")))) {
+    if (Date.now() > deadline) throw new Error(`${path} never reached the expected content (${text.length} characters)`);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+  return text;
+}
+
+/** The files a cut output names, in order. */
+function namedFiles(output: string): string[] | undefined {
+  const header = /^\[older lines not shown; retained logs: ([^\]]+)\]\n/.exec(output);
+  return header?.[1]!.split(", ");
+}
+
+it("when the logs exceed Pi's display limit, shows the newest part and names the retained-log file of each server shown", async () => {
+  const h = await startHost({ flood: fixtureServer("stderr-flood", { FIXTURE_FLOOD_MB: "1" }), quiet: fixtureServer("witness") });
+  await until(() => h.host.connection("flood")?.log.text().includes("FLOOD DONE") === true, 20_000, () => `flood logged ${h.host.connection("flood")?.log.bytes} bytes`);
+
+  const one = await logs(h, "flood");
+  expect(one.exitCode).toBe(0);
+  const files = namedFiles(one.output);
+  expect(files, one.output.slice(0, 200)).toHaveLength(1);
+  expect(one.output.trimEnd().endsWith("FLOOD DONE")).toBe(true);
+  expect(Buffer.byteLength(one.output)).toBeLessThanOrEqual(DISPLAY_BYTES + 1024);
+  // The named file is the private copy of the whole retained log (its newest 256 KiB), more than was shown.
+  const [file] = files!;
+  const content = await fileOnceIt(file!, (text) => text.includes("FLOOD DONE"));
+  expect(content.length).toBeGreaterThan(one.output.length);
+  expect(content.endsWith("FLOOD DONE\n")).toBe(true);
+  expect(file!.startsWith(`${h.privateDir}/`)).toBe(true);
+  expect((await stat(file!)).mode & 0o777).toBe(0o600);
+
+  // A server whose log fits is shown whole, without the note.
+  const quiet = await logs(h, "quiet");
+  expect(quiet.output).toMatch(/^== quiet ==\n/);
+  expect(namedFiles(quiet.output)).toBeUndefined();
+
+  // Several servers: the combined text is cut, and every file named holds that server's log; an empty log has no file to name.
+  expect(namedFiles((await logs(h)).output)).toEqual([file]);
+  h.host.connection("quiet")!.log.append("a quiet line\n");
+  const all = await logs(h);
+  const named = namedFiles(all.output)!;
+  expect(named).toContain(file);
+  expect(named).toHaveLength(2);
+  const quietFile = named.find((path) => path !== file)!;
+  expect(await fileOnceIt(quietFile, (text) => text.includes("a quiet line"))).not.toContain("FLOOD");
+});
