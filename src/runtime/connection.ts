@@ -403,7 +403,7 @@ export class ServerConnection {
       const page = (await client.request({ method: "tools/list", params: cursor === undefined ? {} : { cursor } }, ANY_RESULT, {
         timeout: this.requestTimeoutMs,
       })) as { tools?: unknown; nextCursor?: string };
-      return { items: validTools(page.tools, this.log), nextCursor: page.nextCursor };
+      return { items: validTools(page.tools, this.log).filter((tool) => this.meantForModel(tool)), nextCursor: page.nextCursor };
     });
     if (client.getProtocolEra() !== "modern") return tools;
     return tools.filter((tool) => {
@@ -411,6 +411,17 @@ export class ServerConnection {
       if (problem) this.log.append(`[pi-mcp] left out tool ${JSON.stringify(tool.name)}: ${problem}\n`);
       return problem === undefined;
     });
+  }
+
+  /**
+   * MCP Apps: a tool whose `_meta.ui.visibility` leaves out "model" is meant
+   * for the server's app alone (pi-mcp renders no apps), so it is not offered.
+   */
+  private meantForModel(tool: Tool): boolean {
+    const visibility = (tool._meta as { ui?: { visibility?: unknown } } | undefined)?.ui?.visibility;
+    if (!Array.isArray(visibility) || visibility.includes("model")) return true;
+    this.log.append(`[pi-mcp] left out tool ${JSON.stringify(tool.name)}: its _meta.ui.visibility is for the app only, not the model\n`);
+    return false;
   }
 
   /**
