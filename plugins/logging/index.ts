@@ -1,16 +1,12 @@
-import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import type { CommandSpec } from "../../src/commands/types.ts";
-import { writeAtomically } from "../../src/config/files.ts";
 import { PiMcpError } from "../../src/kernel/errors.ts";
 import type { Kernel, KernelPlugin } from "../../src/kernel/kernel.ts";
-import type { ConnectionContext } from "../../src/kernel/types.ts";
+import type { ConnectionContext, Redactor } from "../../src/kernel/types.ts";
 import type { RetainedLog } from "../../src/runtime/retained-log.ts";
-import { safeTail, withoutLeadingFragment } from "../../src/safety/text.ts";
+import { safeTail, safeText, withoutLeadingFragment } from "../../src/safety/text.ts";
+import { persistLog, type PersistedLog } from "./persist.ts";
 
-/** Log writes are folded for this long, or until this much is waiting. */
-const FLUSH_MS = 50;
-const FLUSH_BYTES = 64 * 1024;
 /** What `/mcp logs` shows at most: Pi's display limit. */
 const SHOW_BYTES = 50 * 1024;
 const SHOW_LINES = 2_000;
@@ -20,50 +16,12 @@ export function retainedLogPath(privateDir: string, server: string): string {
 }
 
 /**
- * Keeps a private copy of each server's retained log (its newest 256 KiB) on
- * disk, written at most every 50 ms or 64 KiB, so `/mcp logs` can point to it.
- * `finish()` writes what is still waiting and stops: nothing is written after
- * its host shut down.
+ * A retained log as a person may see it, on screen (`/mcp logs`) and on disk
+ * alike: without the fragment of a secret its dropped oldest bytes may have
+ * left at its start, redacted, and free of terminal controls.
  */
-function persist(log: RetainedLog, path: string): { finish(): Promise<void> } {
-  let timer: NodeJS.Timeout | undefined;
-  let pending = 0;
-  let finished = false;
-  // At most one write runs and at most one more waits: each writes the newest text, so a flood
-  // costs a bounded number of rewrites, not one per 64 KiB.
-  let running: Promise<void> | undefined;
-  let again = false;
-  const write = async () => {
-    do {
-      again = false;
-      await writeAtomically(path, log.text(), 0o600).catch(() => undefined);
-    } while (again);
-    running = undefined;
-  };
-  const flush = () => {
-    clearTimeout(timer);
-    timer = undefined;
-    pending = 0;
-    if (running) again = true;
-    else running = write();
-  };
-  let lastBytes = log.bytes + log.droppedBytes;
-  log.onAppend(() => {
-    if (finished) return;
-    const total = log.bytes + log.droppedBytes;
-    pending += total - lastBytes;
-    lastBytes = total;
-    if (pending >= FLUSH_BYTES) flush();
-    else timer ??= setTimeout(flush, FLUSH_MS);
-  });
-  return {
-    async finish() {
-      if (finished) return;
-      finished = true;
-      if (timer !== undefined) flush();
-      await running;
-    },
-  };
+function safeLog(log: RetainedLog, redact: Redactor): string {
+  return safeText(log.droppedBytes > 0 ? withoutLeadingFragment(log.text(), redact) : log.text(), redact);
 }
 
 /**
@@ -75,7 +33,7 @@ export class LoggingPlugin implements KernelPlugin {
   readonly name = "logging";
   private readonly persisted = new WeakSet<RetainedLog>();
   /** The log files each host writes (by its private folder), finished when it shuts down. */
-  private readonly writers = new Map<string, Array<{ finish(): Promise<void> }>>();
+  private readonly writers = new Map<string, PersistedLog[]>();
 
   apply(kernel: Kernel): void {
     kernel.hooks.hostShutdown.tapPromise(this.name, async (host) => {
@@ -97,9 +55,11 @@ export class LoggingPlugin implements KernelPlugin {
   private persistOnce(connection: ConnectionContext): void {
     if (this.persisted.has(connection.retainedLog)) return;
     this.persisted.add(connection.retainedLog);
-    const folder = join(connection.host.privateDir, "logs");
-    mkdirSync(folder, { recursive: true, mode: 0o700 });
-    const writer = persist(connection.retainedLog, retainedLogPath(connection.host.privateDir, connection.server.name));
+    const { host, retainedLog } = connection;
+    const writer = persistLog(retainedLog, retainedLogPath(host.privateDir, connection.server.name), {
+      render: () => safeLog(retainedLog, host.redact), // with the host's current secrets, when it is written
+      report: (line) => retainedLog.append(line),
+    });
     const folderWriters = this.writers.get(connection.host.privateDir) ?? [];
     this.writers.set(connection.host.privateDir, [...folderWriters, writer]);
   }
@@ -119,11 +79,9 @@ export class LoggingPlugin implements KernelPlugin {
         const names = host.status().map((status) => status.name).filter((name) => wanted === undefined || name === wanted);
         if (wanted !== undefined && names.length === 0) throw new PiMcpError("not_found", `no server "${wanted}" in this session`);
         const redact = host.context.redact;
-        // A log that dropped its oldest bytes may start inside a secret: that fragment goes before anything is shown.
         const parts = names.map((name) => {
           const log = host.connection(name)?.log;
-          const text = log ? (log.droppedBytes > 0 ? withoutLeadingFragment(log.text(), redact) : log.text()) : "";
-          return { name, text, lost: (log?.droppedBytes ?? 0) > 0 };
+          return { name, text: log ? safeLog(log, redact) : "", lost: (log?.droppedBytes ?? 0) > 0 };
         });
         const combined = parts.map((part) => `== ${part.name} ==\n${part.text || "(nothing logged)"}`).join("\n");
         // Redacted and stripped whole, then cut: a secret near the cut is never shown in part.

@@ -8,17 +8,21 @@
  * binding matches.
  *
  * Every change runs under proper-lockfile (`mcp-auth.json.lock`), re-reads the
- * file, and replaces it atomically (temporary file, flush, rename). A file that
- * is not a valid store is never overwritten by ordinary operations: they fail
- * with a message naming `logout --all --force`, the explicit reset. Nothing
- * here puts a stored value into an error message.
+ * file, and replaces it atomically with the writer settings use too
+ * (temporary file, flush, rename; the temporary file is removed when any step
+ * fails). A file that is not a valid store is never overwritten by ordinary
+ * operations: they fail with a message naming `logout --all --force`, the
+ * explicit reset. Nothing here puts a stored value into an error message.
+ *
+ * The store never follows a symbolic link: one at `mcp-auth.json` is refused
+ * (tokens are never read from, or written to, a file chosen by whoever made
+ * the link); the reset removes the link itself, not what it points to.
  */
-import { readFileSync } from "node:fs";
-import { chmod, mkdir, readFile, rm, stat } from "node:fs/promises";
+import { closeSync, constants, openSync, readFileSync } from "node:fs";
+import { chmod, lstat, mkdir, rm, stat } from "node:fs/promises";
 import { dirname, join } from "node:path";
-import lockfile from "proper-lockfile";
 import type { OAuthClientInformationMixed, OAuthTokens } from "@modelcontextprotocol/client";
-import { writeAtomically } from "../config/files.ts";
+import { readFileNoFollow, removeTemporaries, withFileLock, writeAtomically } from "../config/atomic-file.ts";
 import { DEFAULTS, type RemoteDefinition } from "../config/types.ts";
 import { CredentialStoreError } from "./errors.ts";
 
@@ -85,9 +89,6 @@ interface StoreFile {
   servers: Record<string, StoredEntry>;
 }
 
-const LOCK_RETRIES = { retries: 60, factor: 1.2, minTimeout: 20, maxTimeout: 250 };
-const STALE_LOCK_MS = 10_000;
-
 function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
 }
@@ -113,10 +114,11 @@ export class CredentialStore {
   async read(): Promise<StoreFile> {
     let text: string;
     try {
-      text = await readFile(this.path, "utf8");
+      text = await readFileNoFollow(this.path);
     } catch (error) {
       const code = (error as NodeJS.ErrnoException).code;
       if (code === "ENOENT") return { version: STORE_VERSION, servers: {} };
+      if (code === "ELOOP") throw this.malformed("is a symbolic link, which pi-mcp does not follow for credentials (replace it with the file itself)");
       throw this.malformed(`cannot be read (${code ?? "error"})`);
     }
     let data: unknown;
@@ -144,17 +146,8 @@ export class CredentialStore {
   /** Runs `work` holding the store's lock (cross-process); the lock is released whatever happens. */
   async withLock<T>(work: () => Promise<T>): Promise<T> {
     await this.prepareFolder();
-    let release: () => Promise<void>;
-    try {
-      release = await lockfile.lock(this.path, { realpath: false, retries: LOCK_RETRIES, stale: STALE_LOCK_MS, onCompromised: () => undefined });
-    } catch {
-      throw new CredentialStoreError(`${this.path} is locked by another process; nothing was changed`);
-    }
-    try {
-      return await work();
-    } finally {
-      await release().catch(() => undefined);
-    }
+    const lockFailed = () => new CredentialStoreError(`${this.path} is locked by another process; nothing was changed`);
+    return withFileLock(this.path, { followLinks: false, lockFailed }, () => work());
   }
 
   /**
@@ -173,8 +166,6 @@ export class CredentialStore {
   /** Writes the whole store; only call while holding the lock. */
   async write(file: StoreFile): Promise<void> {
     await writeAtomically(this.path, `${JSON.stringify({ version: STORE_VERSION, servers: file.servers }, null, 2)}\n`, 0o600);
-    // A file that existed with wider bits keeps 0600 (writeAtomically creates the replacement with the given mode).
-    await chmod(this.path, 0o600);
   }
 
   /** The entry for `server`, only when it is bound to the same URL and client. */
@@ -208,7 +199,7 @@ export class CredentialStore {
   identitySync(server: string, binding: Binding): string {
     let entry: StoredEntry | undefined;
     try {
-      entry = (JSON.parse(readFileSync(this.path, "utf8")) as { servers?: Record<string, StoredEntry> }).servers?.[server];
+      entry = (JSON.parse(readSyncNoFollow(this.path)) as { servers?: Record<string, StoredEntry> }).servers?.[server];
     } catch (error) {
       return (error as NodeJS.ErrnoException).code === "ENOENT" ? "none" : "unreadable";
     }
@@ -240,16 +231,32 @@ export class CredentialStore {
     });
   }
 
-  /** `logout --all --force`: deletes the store whatever it contains (the one operation that may discard a malformed file). */
+  /**
+   * `logout --all --force`: deletes the store whatever it contains (the one
+   * operation that may discard a malformed file), a symbolic link in its place
+   * (not its target), and every temporary file a killed writer left, whatever
+   * its age: those can hold tokens and PKCE verifiers too.
+   */
   async reset(): Promise<boolean> {
     return this.withLock(async () => {
-      const existed = await stat(this.path).then(
+      const existed = await lstat(this.path).then(
         () => true,
         () => false,
       );
       await rm(this.path, { force: true });
-      return existed;
+      const leftovers = await removeTemporaries(this.path, 0);
+      return existed || leftovers > 0;
     });
+  }
+}
+
+/** Reads a small file synchronously without following a symbolic link there (`ELOOP` when it is one). */
+function readSyncNoFollow(path: string): string {
+  const fd = openSync(path, constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0));
+  try {
+    return readFileSync(fd, "utf8");
+  } finally {
+    closeSync(fd);
   }
 }
 

@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 import { mkdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
-import { writeAtomically } from "../config/files.ts";
+import { writeAtomically } from "../config/atomic-file.ts";
 import { isRecord } from "../config/schema.ts";
 import type { EffectiveConfig } from "../config/types.ts";
 import { stripTerminalControls } from "../safety/text.ts";

@@ -127,7 +127,7 @@ export function registerPiMcp(pi: ExtensionAPI, kernelOptions: KernelOptions = {
     const notice = (text: string) => (ctx.hasUI ? ctx.ui.notify(text, "warning") : writeSync(2, `pi-mcp: ${text}\n`));
     const host = new McpHost(kernel, context, piToolSink(pi, notice, rendering), { statusChanged: updateObservers }, processPool());
     observers = parts.flatMap((part) => (part.observeSession ? [part.observeSession(ctx, host)] : []));
-    await kernel.hooks.hostStart.promise(context);
+    await kernel.hooks.hostStart.promise(host.context);
     host.start();
     currentHost = host;
     updateObservers();

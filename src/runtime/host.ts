@@ -2,7 +2,7 @@ import type { Tool } from "@modelcontextprotocol/client";
 import type { EffectiveConfig } from "../config/types.ts";
 import { DEFAULTS } from "../config/types.ts";
 import type { Kernel } from "../kernel/kernel.ts";
-import type { ConnectionContext, HostContext } from "../kernel/types.ts";
+import type { ConnectionContext, HostContext, Redactor } from "../kernel/types.ts";
 import { withoutRootFolders } from "../config/roots.ts";
 import { coalesce } from "./coalesce.ts";
 import { CATALOG_COALESCE_MS, ServerConnection, type ConnectionEvents, type ConnectionStatus } from "./connection.ts";
@@ -56,15 +56,27 @@ export class McpHost {
   /** Woken at every change of a connection's state (what `settled` waits on). */
   private readonly stateWaiters = new Set<() => void>();
   private stopped = false;
+  private contextValue: HostContext;
+  /** The redactor of the newest settings: every holder of this host's context redacts with it. */
+  private currentRedact: Redactor;
 
   constructor(
     private readonly kernel: Kernel,
-    private contextValue: HostContext,
+    context: HostContext,
     private readonly sink: ToolSink,
     private readonly events: HostEvents = {},
     /** Where connections wait between sessions of one process; without it nothing is reused. */
     private readonly pool?: ConnectionPool,
-  ) {}
+  ) {
+    this.currentRedact = context.redact;
+    // Connections and plugins keep the context they were given; settings applied later still reach
+    // their redaction (a log file rewritten after `add` hides the new server's secrets too).
+    const redact = Object.defineProperties((text: string) => this.currentRedact(text), {
+      secrets: { get: () => this.currentRedact.secrets },
+      reach: { get: () => this.currentRedact.reach },
+    }) as Redactor;
+    this.contextValue = { ...context, redact };
+  }
 
   get context(): HostContext {
     return this.contextValue;
@@ -81,7 +93,8 @@ export class McpHost {
    */
   async applyConfig(config: EffectiveConfig, redact: HostContext["redact"]): Promise<void> {
     const before = new Map(this.config.servers.map((entry) => [entry.name, this.connectionIdentity(entry)]));
-    this.contextValue = { ...this.contextValue, config, redact };
+    this.currentRedact = redact;
+    this.contextValue = { ...this.contextValue, config };
     const after = new Map(config.valid ? config.servers.filter((entry) => !entry.masked).map((entry) => [entry.name, entry]) : []);
     for (const [name, connection] of [...this.connections]) {
       const entry = after.get(name);

@@ -1,6 +1,7 @@
 import { randomBytes } from "node:crypto";
-import { mkdir, writeFile } from "node:fs/promises";
+import { mkdir } from "node:fs/promises";
 import { join } from "node:path";
+import { writeAtomically } from "../config/atomic-file.ts";
 
 const EXTENSIONS: Readonly<Record<string, string>> = {
   "audio/wav": ".wav",
@@ -19,13 +20,14 @@ export function extensionFor(mimeType: string | undefined): string {
 
 /**
  * Writes a file only the user can read (0600) in a folder only the user can
- * enter (0700). Names are made unique and safe whatever a server sent.
+ * enter (0700). Names are made unique and safe whatever a server sent. The
+ * file appears whole or not at all (a full disk leaves nothing behind).
  */
 export async function writePrivateFile(root: string, kind: string, name: string, bytes: Uint8Array): Promise<string> {
   const folder = join(root, kind);
   await mkdir(folder, { recursive: true, mode: 0o700 });
   const safe = name.replace(/[^A-Za-z0-9._-]/g, "_").slice(-80);
   const path = join(folder, `${Date.now()}-${randomBytes(3).toString("hex")}-${safe}`);
-  await writeFile(path, bytes, { mode: 0o600, flag: "wx" });
+  await writeAtomically(path, bytes, 0o600);
   return path;
 }

@@ -93,6 +93,8 @@ export interface StartHostOptions {
   readonly projectTrusted?: boolean;
   /** The host's status callback (Pi's footer uses it): called synchronously on every state change. */
   readonly events?: HostEvents;
+  /** The host's private folder (default: a fresh 0700 folder in the test's temporary root); it must exist. */
+  readonly privateDir?: string;
 }
 
 /** Every call the host made on its ToolSink, plus the resulting view. */
@@ -178,8 +180,8 @@ export function buildConfig(servers: Record<string, RawDefinition>, options: Sta
 export async function startHost(servers: Record<string, RawDefinition>, options: StartHostOptions = {}): Promise<TestHost> {
   const config = buildConfig(servers, options);
   const root = await realpath(await mkdtemp(join(tmpdir(), "pi-mcp-runtime-")));
-  const privateDir = join(root, "private");
-  await mkdir(privateDir, { mode: 0o700 });
+  const privateDir = options.privateDir ?? join(root, "private");
+  if (!options.privateDir) await mkdir(privateDir, { mode: 0o700 });
   const context: HostContext = {
     cwd: options.cwd ?? process.cwd(),
     agentDir: root,
@@ -211,7 +213,7 @@ export async function startHost(servers: Record<string, RawDefinition>, options:
     },
     options.pool,
   );
-  await kernel.hooks.hostStart.promise(context);
+  await kernel.hooks.hostStart.promise(host.context);
   let stopped = false;
   const status = (name: string): ConnectionStatus => {
     const connection = host.connection(name);
