@@ -104,19 +104,25 @@ describe("a symbolic link at settings.json", () => {
     expect(JSON.parse(await readFile(target, "utf8"))).toEqual({ mcp: { servers: { docs: DOCS } } });
   });
 
-  it("waits for a holder of the target's lock (another writer reaching it by another path), holding the link's lock meanwhile", async () => {
+  it("is kept out by a holder of the target's lock (a writer reaching the file by another path): after the lock wait it fails, changing nothing", async () => {
     const box = sandbox();
     const { target } = await linkedSettings();
     const release = await lockfile.lock(target, { realpath: false });
-    const pending = add();
-    // The writer takes the link's lock (Pi's) first, then waits for the target's.
-    await waitForPath(`${box.globalSettings}.lock`);
-    expect(JSON.parse(await readFile(target, "utf8"))).toEqual({ theme: "dark" });
-    await release();
-    expect((await pending).exitCode).toBe(0);
+    try {
+      const pending = add();
+      // It takes the link's lock (Pi's) first, then waits for the target's.
+      await waitForPath(`${box.globalSettings}.lock`);
+      const result = await pending;
+      expect(result.exitCode).toBe(1);
+      expect(result.output).toContain("is locked by another writer; nothing was changed");
+      expect(JSON.parse(await readFile(target, "utf8"))).toEqual({ theme: "dark" });
+      expect(await strayFiles(box.agentDir, ["settings.json"])).toEqual([]); // its own lock is released
+    } finally {
+      await release();
+    }
+    expect((await add()).exitCode).toBe(0);
     expect(JSON.parse(await readFile(target, "utf8")).mcp.servers.docs).toEqual(DOCS);
-    expect(await strayFiles(box.agentDir, ["settings.json"])).toEqual([]);
-  });
+  }, 30_000);
 
   it("refuses a loop of links with a clear error and changes nothing", async () => {
     const box = sandbox();
