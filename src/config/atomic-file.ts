@@ -135,8 +135,9 @@ export interface FileLockOptions {
  * whatever happens.
  */
 export async function withFileLock<T>(path: string, options: FileLockOptions, work: (file: LockedFile) => Promise<T>): Promise<T> {
-  const own = resolve(path);
-  await mkdir(dirname(own), { recursive: true });
+  // In canonical form: a folder reached through a linked parent is one folder, with one lock.
+  await mkdir(dirname(resolve(path)), { recursive: true });
+  const own = join(await realpath(dirname(resolve(path))), basename(path));
   const target = options.followLinks ? await linkTarget(own) : own;
   const releases: Array<() => Promise<void>> = [];
   try {
