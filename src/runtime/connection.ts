@@ -9,7 +9,7 @@ import type { ConnectionContext, HostContext, LiveConnection } from "../kernel/t
 import type { CallScope } from "../kernel/services.ts";
 import { safeHead, safeText } from "../safety/text.ts";
 import { coalesce } from "./coalesce.ts";
-import { authStateOf, classifyFailure, isExpiredSession } from "./errors.ts";
+import { authStateOf, classifyFailure, isExpiredSession, noStreamableHttpHint } from "./errors.ts";
 import { invalidHeaderMarking } from "./header-declarations.ts";
 import { ANY_RESULT, collectPages } from "./paging.ts";
 import { listOptional, ResourceCatalog, type CatalogItem, type OptionalListMethod, type ResourceListMethod } from "./catalog.ts";
@@ -285,7 +285,8 @@ export class ServerConnection {
   }
 
   private fail(error: unknown): void {
-    this.causeText = this.describe(error);
+    const hint = this.entry.transport === "http" ? noStreamableHttpHint(error) : undefined;
+    this.causeText = hint ? `${this.describe(error)} (${hint})` : this.describe(error);
     const kind = error instanceof PiMcpError && error.code === "invalid_settings" ? "terminal" : classifyFailure(error);
     if (kind === "auth") return this.setState("needs_auth");
     if (kind === "client_registration") return this.setState("needs_client_registration");

@@ -42,6 +42,20 @@ export function classifyFailure(error: unknown): FailureKind {
   return "retryable";
 }
 
+/**
+ * What to add to the cause when a Streamable HTTP URL refused the protocol
+ * outright (404 or 405 to a POST, as a legacy SSE endpoint answers): pi-mcp
+ * never falls back to SSE, so it says so and how to choose SSE.
+ */
+export function noStreamableHttpHint(error: unknown): string | undefined {
+  for (let current = error, depth = 0; current instanceof Error && depth < 5; current = current.cause, depth++) {
+    if (current instanceof SdkHttpError && (current.status === 404 || current.status === 405)) {
+      return `the URL does not accept Streamable HTTP (HTTP ${current.status}); pi-mcp never falls back to legacy SSE: if this is an SSE server, set "transport": "sse"`;
+    }
+  }
+  return undefined;
+}
+
 /** An expired Streamable HTTP session: the server no longer knows our session id. */
 export function isExpiredSession(error: unknown, hadSession: boolean): boolean {
   return hadSession && error instanceof SdkHttpError && (error.status === 404 || error.status === 400);
