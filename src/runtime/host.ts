@@ -2,7 +2,7 @@ import type { Tool } from "@modelcontextprotocol/client";
 import type { EffectiveConfig } from "../config/types.ts";
 import { DEFAULTS } from "../config/types.ts";
 import type { Kernel } from "../kernel/kernel.ts";
-import type { ConnectionContext, HostContext, Redactor } from "../kernel/types.ts";
+import type { ConnectionContext, HostContext, Redactor, SystemPromptContext } from "../kernel/types.ts";
 import { withoutRootFolders } from "../config/roots.ts";
 import { coalesce } from "./coalesce.ts";
 import { CATALOG_COALESCE_MS, ServerConnection, type ConnectionEvents, type ConnectionStatus } from "./connection.ts";
@@ -50,8 +50,12 @@ export class McpHost {
   /** Pi tool name → the JSON of the definition registered under it. */
   private readonly registered = new Map<string, string>();
   private readonly active = new Set<string>();
-  /** Servers whose catalog reached Pi at the last sync: only they contribute instructions. */
-  private synced: string[] = [];
+  /**
+   * What the servers whose catalog reached Pi at the last sync contribute to
+   * the Instruction Snapshot, as it was then: a connection that drops, or a
+   * catalog that changes, changes the snapshot only with the next sync.
+   */
+  private synced: SystemPromptContext["servers"] = [];
   private readonly syncTools = coalesce(CATALOG_COALESCE_MS, () => this.bridgeTools());
   /** Woken at every change of a connection's state (what `settled` waits on). */
   private readonly stateWaiters = new Set<() => void>();
@@ -272,7 +276,14 @@ export class McpHost {
       this.registered.set(name, `${exposure}:${fingerprint}`);
       changed.push({ name, server, tool, exposure, execute: (args, options) => this.execute(connection, tool, args, options) });
     }
-    this.synced = [...this.connections.values()].filter((connection) => connection.state === "connected").map((connection) => connection.name).sort();
+    this.synced = [...this.connections.values()]
+      .filter((connection) => connection.state === "connected")
+      .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
+      .map((connection) => ({
+        name: connection.name,
+        instructions: connection.instructions(),
+        exposures: [...new Set(connection.tools.map((tool) => exposureOf(this.config, connection.entry.definition, tool.name)))].sort(),
+      }));
     const gone = [...this.active].filter((name) => !now.has(name));
     for (const name of gone) this.active.delete(name);
     for (const tool of changed) this.active.add(tool.name);
@@ -286,12 +297,7 @@ export class McpHost {
    * a connection.
    */
   systemPrompt(base: string): string {
-    const servers = this.synced.map((name) => {
-      const connection = this.connections.get(name);
-      const exposures = new Set((connection?.tools ?? []).map((tool) => exposureOf(this.config, connection?.entry.definition, tool.name)));
-      return { name, instructions: connection?.instructions(), exposures: [...exposures].sort() };
-    });
-    return this.kernel.hooks.systemPrompt.call(base, { host: this.context, servers });
+    return this.kernel.hooks.systemPrompt.call(base, { host: this.context, servers: this.synced });
   }
 
   /** Lines features add to `/mcp status`. */
