@@ -24,6 +24,7 @@ import type { HostContext, LiveConnection } from "../../src/kernel/types.ts";
 import { describeError } from "../../src/kernel/errors.ts";
 import { openWebPage, webUrl, type BrowserOpener } from "../../src/safety/browser.ts";
 import { safeText } from "../../src/safety/text.ts";
+import { keyedRecord } from "../../src/safety/keys.ts";
 
 export type ElicitAction = "accept" | "decline" | "cancel";
 export interface ElicitAnswer {
@@ -199,7 +200,7 @@ async function formFlow(dialogs: Dialogs, connection: LiveConnection, params: Fo
   );
   if (dialogs.cancelled) return { action: "cancel" };
   if (!yes) return { action: "decline" };
-  const content: Record<string, string | number | boolean | string[]> = {};
+  const content = keyedRecord<string | number | boolean | string[]>();
   for (const [name, schema] of properties) {
     const answer = await askField(dialogs, connection, name, schema, required.has(name));
     if (answer === undefined || dialogs.cancelled) return { action: "cancel" };

@@ -6,6 +6,7 @@
  */
 import type { RenderContext, RenderModel, RenderResult, RenderSection, RenderState } from "../../src/kernel/types.ts";
 import { safeText } from "../../src/safety/text.ts";
+import { keyedRecord } from "../../src/safety/keys.ts";
 
 /** Observer copy of one string: applied before anything is cut, so no part of a secret survives a cut. */
 type Clean = (text: string) => string;
@@ -201,7 +202,7 @@ function bound(value: unknown, depth: number, clean: Clean): unknown {
   if (isRecord(value)) {
     const keys = Object.keys(value);
     if (depth >= LIMITS.depth) return `{${plural(keys.length, "key")}}`;
-    const out: Record<string, unknown> = {};
+    const out = keyedRecord<unknown>();
     for (const key of keys.slice(0, LIMITS.collectionItems)) out[clean(key)] = bound(value[key], depth + 1, clean);
     if (keys.length > LIMITS.collectionItems) out["…"] = `${keys.length - LIMITS.collectionItems} more keys`;
     return out;

@@ -16,6 +16,7 @@ import { safeText } from "../../src/safety/text.ts";
 import { promptMessageComponent, resourceUpdateComponent, toolCallComponent, toolResultComponent, type Clean, type RenderOptionsLike } from "./components.ts";
 import { attentionNotices, footerText, healthOf, type AttentionMemory } from "./health.ts";
 import { FIXED_TOOL_OPERATIONS, blankModel } from "./model.ts";
+import { ownValue } from "../../src/safety/keys.ts";
 
 export type { ObservedHost, ToolRendering } from "../../src/kernel/pi-part.ts";
 
@@ -58,7 +59,7 @@ export function toolRendering(kernel: Kernel, redact: () => Redactor): ToolRende
     fixedTool: (piName) =>
       renderers((args, details) => {
         const server = typeof args.server === "string" ? args.server : typeof details?.server === "string" ? details.server : "";
-        return { server, operation: FIXED_TOOL_OPERATIONS[piName] ?? piName };
+        return { server, operation: ownValue(FIXED_TOOL_OPERATIONS, piName) ?? piName };
       }, piName),
   };
 }

@@ -26,6 +26,7 @@ import { finishOutcome, mapContent } from "../../src/runtime/tool-call.ts";
 import { MESSAGE_TYPES } from "../../src/kernel/pi-part.ts";
 import { safeText } from "../../src/safety/text.ts";
 import { completePromptLine } from "./completion.ts";
+import { keyedRecord } from "../../src/safety/keys.ts";
 
 /** The custom message type of expanded prompts in Pi sessions. */
 export const PROMPT_MESSAGE_TYPE = MESSAGE_TYPES.prompt;
@@ -191,7 +192,7 @@ export const promptCommand: CommandSpec = {
 
 /** `--arg NAME=VALUE` pairs: the first `=` splits, names are unique and non-empty. */
 export function parseArgPairs(values: unknown): Record<string, string> {
-  const pairs: Record<string, string> = {};
+  const pairs = keyedRecord<string>();
   for (const value of Array.isArray(values) ? (values as string[]) : typeof values === "string" ? [values] : []) {
     const split = value.indexOf("=");
     const key = split === -1 ? value : value.slice(0, split);

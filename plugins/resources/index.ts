@@ -11,6 +11,7 @@ import { finishOutcome, mapContent } from "../../src/runtime/tool-call.ts";
 import { MESSAGE_TYPES } from "../../src/kernel/pi-part.ts";
 import { stripTerminalControls } from "../../src/safety/text.ts";
 import { SUBSCRIPTION_ENTRY, desiredSubscriptions, subscriptionEntry } from "./subscriptions.ts";
+import { keyedRecord } from "../../src/safety/keys.ts";
 
 const UPDATE_NOTICE = MESSAGE_TYPES.resourceUpdate;
 /** Repeated updates of one resource within this window make one notice. */
@@ -250,8 +251,8 @@ function fixedTools(state: ResourcesState, host: HostContext): FixedTool[] {
    */
   const list = async (method: ResourceListMethod, key: string, args: Record<string, unknown>, signal: AbortSignal | undefined) => {
     const lines: string[] = [];
-    const found: Record<string, readonly CatalogItem[]> = {};
-    const failures: Record<string, string> = {};
+    const found = keyedRecord<readonly CatalogItem[]>();
+    const failures = keyedRecord<string>();
     const chosen = pick(args.server);
     for (const [server, connection] of chosen) {
       let items: readonly CatalogItem[];

@@ -25,6 +25,7 @@ import type { OAuthClientInformationMixed, OAuthTokens } from "@modelcontextprot
 import { readFileNoFollow, removeTemporaries, withFileLock, writeAtomically } from "../config/atomic-file.ts";
 import { DEFAULTS, type RemoteDefinition } from "../config/types.ts";
 import { CredentialStoreError } from "./errors.ts";
+import { keyedRecord, parseJson } from "../safety/keys.ts";
 
 export const AUTH_FILE_NAME = "mcp-auth.json";
 const STORE_VERSION = 1;
@@ -117,13 +118,13 @@ export class CredentialStore {
       text = await readFileNoFollow(this.path);
     } catch (error) {
       const code = (error as NodeJS.ErrnoException).code;
-      if (code === "ENOENT") return { version: STORE_VERSION, servers: {} };
+      if (code === "ENOENT") return { version: STORE_VERSION, servers: keyedRecord() };
       if (code === "ELOOP") throw this.malformed("is a symbolic link, which pi-mcp does not follow for credentials (replace it with the file itself)");
       throw this.malformed(`cannot be read (${code ?? "error"})`);
     }
     let data: unknown;
     try {
-      data = JSON.parse(text);
+      data = parseJson(text);
     } catch {
       // The parser's message could quote stored bytes: say only what is wrong.
       throw this.malformed("is not valid JSON");
@@ -199,7 +200,7 @@ export class CredentialStore {
   identitySync(server: string, binding: Binding): string {
     let entry: StoredEntry | undefined;
     try {
-      entry = (JSON.parse(readSyncNoFollow(this.path)) as { servers?: Record<string, StoredEntry> }).servers?.[server];
+      entry = (parseJson(readSyncNoFollow(this.path)) as { servers?: Record<string, StoredEntry> }).servers?.[server];
     } catch (error) {
       return (error as NodeJS.ErrnoException).code === "ENOENT" ? "none" : "unreadable";
     }

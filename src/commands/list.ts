@@ -1,7 +1,7 @@
 import { definitionBinding } from "../auth/store.ts";
 import { usesOAuth, type EffectiveConfig, type ServerEntry } from "../config/types.ts";
 import { effectiveRoots, rootsConfigured } from "../config/roots.ts";
-import { createRedactor, safeText, stripTerminalControls } from "../safety/text.ts";
+import { createRedactor, safeText } from "../safety/text.ts";
 import type { CommandEnvironment, CommandResult, CommandSpec } from "./types.ts";
 
 export interface ListedServer {
@@ -57,7 +57,9 @@ function listed(server: ServerEntry, storedAuth: boolean): ListedServer {
   return { name, scope, enabled, masked, transport, auth, storedAuth };
 }
 
+/** Every line is redacted and stripped of terminal controls: names, paths and messages all come from files a person may not have read. */
 function formatList(document: ListDocument, config: EffectiveConfig, projectDir: string): string {
+  const redact = createRedactor(config.secrets);
   const exposure = new Map(config.servers.map((server) => [server.name, server.definition?.exposure ?? config.exposure]));
   // What a server would get as roots; a definition that did not validate shows the top-level setting.
   const roots = new Map(config.servers.map((server) => [server.name, rootsColumn(config, server, projectDir)]));
@@ -65,26 +67,27 @@ function formatList(document: ListDocument, config: EffectiveConfig, projectDir:
   const project = config.sources.projectTrusted ? config.sources.projectPath : "not read (project not trusted)";
   lines.push(`global settings: ${config.sources.globalPath}`, `project settings: ${project}`);
   if (document.servers.length === 0) lines.push("No MCP servers are configured.");
-  else lines.push(...table(document.servers, exposure, roots));
+  else lines.push(...table(document.servers, exposure, roots, (cell) => safeText(cell, redact).replace(/[\t\n]/g, " ")));
   if (!document.valid) {
     lines.push("", "Settings are invalid, so MCP is disabled:");
     for (const error of document.errors) lines.push(`  ${error.path}: ${error.message}`);
   }
-  return lines.join("\n");
+  return lines.map((line) => safeText(line, redact)).join("\n");
 }
 
 /** `cwd` (Pi's working folder, the default), `none` (no roots capability) or the folders. */
 function rootsColumn(config: EffectiveConfig, server: ServerEntry, projectDir: string): string {
   if (!rootsConfigured(config, server.definition)) return "cwd";
   const roots = effectiveRoots(config, server.definition, projectDir);
-  return roots === false ? "none" : safeText(roots.join(","), createRedactor(config.secrets));
+  return roots === false ? "none" : roots.join(",");
 }
 
-function table(servers: readonly ListedServer[], exposure: ReadonlyMap<string, string>, roots: ReadonlyMap<string, string>): string[] {
+/** Cells are made safe before they are measured, so the columns line up with what is shown. */
+function table(servers: readonly ListedServer[], exposure: ReadonlyMap<string, string>, roots: ReadonlyMap<string, string>, safe: (cell: string) => string): string[] {
   const rows = [
     ["NAME", "SCOPE", "STATE", "TRANSPORT", "AUTH", "STORED AUTH", "EXPOSURE", "ROOTS"],
     ...servers.map((server) => [
-      stripTerminalControls(server.name),
+      server.name,
       server.scope,
       server.masked ? "masked" : server.enabled ? "enabled" : "disabled",
       server.transport,
@@ -92,7 +95,7 @@ function table(servers: readonly ListedServer[], exposure: ReadonlyMap<string, s
       server.storedAuth ? "yes" : "no",
       exposure.get(server.name) ?? "direct",
       roots.get(server.name) ?? "cwd",
-    ]),
+    ].map(safe)),
   ];
   const widths = rows[0]!.map((_, column) => Math.max(...rows.map((row) => row[column]!.length)));
   return rows.map((row) => row.map((cell, column) => cell.padEnd(widths[column]!)).join("  ").trimEnd());

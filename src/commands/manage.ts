@@ -3,6 +3,7 @@ import { isRecord } from "../config/schema.ts";
 import { assertWritable, changeServers, isMask, mutationTarget, notDefined, type Target } from "./mutate.ts";
 import { usage } from "./parse.ts";
 import type { CommandEnvironment, CommandResult, CommandSpec, OptionSpec, ParsedInput } from "./types.ts";
+import { keyedCopy, keyedRecord } from "../safety/keys.ts";
 
 const LOCAL: OptionSpec = { type: "boolean", short: "l", description: "Write the project's settings (needs saved trust)" };
 
@@ -97,7 +98,7 @@ function localDefinition(input: ParsedInput): Record<string, unknown> {
   const definition: Record<string, unknown> = { command };
   if (args.length > 0) definition.args = args;
   if (typeof input.options.cwd === "string") definition.cwd = input.options.cwd;
-  const environment = { ...pairs(input, "environment"), ...pairs(input, "env") };
+  const environment = keyedCopy({ ...pairs(input, "environment"), ...pairs(input, "env") });
   if (Object.keys(environment).length > 0) definition.environment = environment;
   return definition;
 }
@@ -125,7 +126,7 @@ function rootsOption(input: ParsedInput): { roots?: false | string[] } {
 function pairs(input: ParsedInput, option: string): Record<string, string> | undefined {
   const values = input.options[option];
   if (!Array.isArray(values) || values.length === 0) return undefined;
-  const out: Record<string, string> = {};
+  const out = keyedRecord<string>();
   for (const pair of values) {
     const at = pair.indexOf("=");
     // The value is not echoed back: it may be a secret typed the wrong way.

@@ -1,10 +1,11 @@
-import { updateMcpSettings } from "../config/files.ts";
+import { updateMcpSettings, wrongShape } from "../config/files.ts";
 import { globalSettingsPath, projectSettingsPath } from "../config/paths.ts";
 import { checkRules, isMask } from "../config/resolve.ts";
 import { checkShape, isRecord } from "../config/schema.ts";
 import type { Scope } from "../config/types.ts";
 import { PiMcpError } from "../kernel/errors.ts";
 import type { CommandEnvironment, ParsedInput } from "./types.ts";
+import { keyedCopy } from "../safety/keys.ts";
 
 export interface Target {
   readonly scope: Scope;
@@ -33,7 +34,8 @@ type Servers = Record<string, unknown>;
 export async function changeServers(target: Target, change: (servers: Servers) => void): Promise<void> {
   await updateMcpSettings(target.file, (mcp) => {
     const next = { ...(mcp ?? {}) };
-    const servers: Servers = isRecord(next.servers) ? { ...next.servers } : {};
+    if (next.servers !== undefined && !isRecord(next.servers)) throw wrongShape(target.file, "mcp.servers", next.servers);
+    const servers: Servers = keyedCopy(isRecord(next.servers) ? next.servers : {});
     change(servers);
     next.servers = servers;
     return next;

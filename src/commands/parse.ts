@@ -1,6 +1,7 @@
 import { parseArgs, type ParseArgsConfig } from "node:util";
 import { PiMcpError } from "../kernel/errors.ts";
 import type { CommandSpec, OptionSpec, ParsedInput, Surface } from "./types.ts";
+import { ownValue } from "../safety/keys.ts";
 
 /** Options every CLI command accepts: they override saved project trust for one run. */
 export const TRUST_OPTIONS: Readonly<Record<string, OptionSpec>> = {
@@ -17,7 +18,7 @@ const LONG_SHORTS: Readonly<Record<string, string>> = { "-na": "--no-approve" };
  */
 export function parseCommandArgs(spec: CommandSpec, argv: readonly string[], surface: Surface): ParsedInput {
   const split = argv.indexOf("--");
-  const head = (split === -1 ? argv : argv.slice(0, split)).map((arg) => LONG_SHORTS[arg] ?? arg);
+  const head = (split === -1 ? argv : argv.slice(0, split)).map((arg) => ownValue(LONG_SHORTS, arg) ?? arg);
   const rest = split === -1 ? undefined : argv.slice(split + 1);
   if (rest && !spec.acceptsRest) throw usage(spec, "unexpected `--`", surface);
   const options: NonNullable<ParseArgsConfig["options"]> = {};

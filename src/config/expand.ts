@@ -1,5 +1,6 @@
 import { formatPath } from "./schema.ts";
 import type { ConfigIssue } from "./types.ts";
+import { keyedRecord, ownValue } from "../safety/keys.ts";
 
 const REFERENCE = /\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g;
 
@@ -27,7 +28,7 @@ export function expandStrings<T>(
     return value.map((item, index) => expandStrings(item, env, [...path, index], expansion, strict)) as T;
   }
   if (typeof value === "object" && value !== null) {
-    const out: Record<string, unknown> = {};
+    const out = keyedRecord<unknown>();
     for (const [key, item] of Object.entries(value)) out[key] = expandStrings(item, env, [...path, key], expansion, strict);
     return out as T;
   }
@@ -42,7 +43,8 @@ function expandOne(
   strict: boolean,
 ): string {
   return text.replace(REFERENCE, (reference, name: string) => {
-    const resolved = env[name];
+    // Own variables only: `${constructor}` is a missing variable, not a member of every object.
+    const resolved = ownValue(env, name);
     if (resolved === undefined) {
       if (strict) expansion.issues.push({ path: formatPath(path), message: `environment variable ${name} is not set` });
       return reference;

@@ -1,8 +1,9 @@
 import { readFile } from "node:fs/promises";
 import { PiMcpError, describeError } from "../kernel/errors.ts";
 import { withFileLock } from "./atomic-file.ts";
-import { isRecord } from "./schema.ts";
+import { describeJsonType, isRecord } from "./schema.ts";
 import type { ConfigIssue } from "./types.ts";
+import { parseJson } from "../safety/keys.ts";
 
 export interface JsonFile {
   readonly exists: boolean;
@@ -23,7 +24,7 @@ export async function readJsonFile(path: string): Promise<JsonFile> {
   }
   let data: unknown;
   try {
-    data = JSON.parse(text.replace(/^\uFEFF/, ""));
+    data = parseJson(text.replace(/^\uFEFF/, ""));
   } catch {
     // The parser's message can quote file content, which may hold secrets: say only where.
     return { exists: true, problem: "is not valid JSON" };
@@ -54,9 +55,16 @@ export async function updateMcpSettings(
     const current = await readJsonFile(file.target);
     if (current.problem) throw new PiMcpError("unreadable_settings", `${path} ${current.problem}; nothing was changed`);
     const data = { ...(current.data ?? {}) };
+    // Valid JSON of another shape is the person's data, not an empty `mcp`: it is never replaced.
+    if (data.mcp !== undefined && !isRecord(data.mcp)) throw wrongShape(path, "mcp", data.mcp);
     const mcp = change(isRecord(data.mcp) ? structuredClone(data.mcp) : undefined);
     if (mcp === undefined) delete data.mcp;
     else data.mcp = mcp;
     await file.write(`${JSON.stringify(data, null, 2)}\n`);
   });
+}
+
+/** A settings value of the wrong JSON type where a mutation must write: refused, with its path; nothing is changed. */
+export function wrongShape(file: string, path: string, value: unknown): PiMcpError {
+  return new PiMcpError("invalid_settings", `${file}: ${path}: must be an object (is ${describeJsonType(value)}); nothing was changed`);
 }

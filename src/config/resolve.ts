@@ -14,6 +14,7 @@ import {
   type ServerEntry,
   type TransportKind,
 } from "./types.ts";
+import { ownValue } from "../safety/keys.ts";
 
 /** One scope's `mcp` object as read from disk. */
 export interface ScopeSettings {
@@ -75,7 +76,7 @@ function mergeServers(global: ScopeSettings, project: ScopeSettings | undefined)
   const names = [...new Set([...Object.keys(globalServers), ...Object.keys(projectServers)])].sort();
   const candidates: Candidate[] = [];
   for (const name of names) {
-    const inherited = globalServers[name];
+    const inherited = ownValue(globalServers, name);
     if (project && Object.hasOwn(projectServers, name)) {
       const own = projectServers[name];
       if (own === null || isMask(own)) {
@@ -98,7 +99,7 @@ export function isMask(value: unknown): boolean {
 function buildEntry(candidate: Candidate, issues: ConfigIssue[], expansion: Expansion, env: NodeJS.ProcessEnv): ServerEntry {
   const { name, scope, raw, masked, file } = candidate;
   const transport = transportOf(raw);
-  const auth: AuthKind = isRecord(raw.auth) && typeof raw.auth.type === "string" ? (raw.auth.type as AuthKind) : "none";
+  const auth = authKindOf(raw);
   const enabled = !masked && raw.enabled !== false;
   const base = { name, scope, enabled, masked, transport, auth };
   if (masked) return base;
@@ -119,6 +120,15 @@ function buildEntry(candidate: Candidate, issues: ConfigIssue[], expansion: Expa
 function rememberCredentials(server: RawServer, secrets: Set<string>): void {
   if (server.auth?.type === "bearer") secrets.add(server.auth.token);
   if (server.auth?.type === "oauth" && server.auth.clientSecret) secrets.add(server.auth.clientSecret);
+}
+
+const AUTH_KINDS: readonly AuthKind[] = ["none", "bearer", "oauth"];
+const EXPOSURES: readonly Exposure[] = ["direct", "deferred", "codemode", "hidden"];
+
+/** The documented auth kinds only: a misspelt type is reported as a settings problem, and listed as "none". */
+function authKindOf(raw: Record<string, unknown>): AuthKind {
+  const type = isRecord(raw.auth) ? raw.auth.type : undefined;
+  return AUTH_KINDS.find((kind) => kind === type) ?? "none";
 }
 
 function transportOf(raw: Record<string, unknown>): TransportKind {
@@ -217,7 +227,7 @@ function pickNumber(key: string, fallback: number, ...layers: Record<string, unk
 
 function pickExposure(...layers: Record<string, unknown>[]): Exposure {
   let exposure: Exposure = "direct";
-  for (const layer of layers) if (typeof layer.exposure === "string") exposure = layer.exposure as Exposure;
+  for (const layer of layers) exposure = EXPOSURES.find((known) => known === layer.exposure) ?? exposure;
   return exposure;
 }
 

@@ -109,6 +109,11 @@ export function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
+/** What kind of JSON value something is, for messages: "an array", "a string", "null"... (never the value). */
+export function describeJsonType(value: unknown): string {
+  return value === null ? "null" : Array.isArray(value) ? "an array" : typeof value === "object" ? "an object" : `a ${typeof value}`;
+}
+
 const PLAIN_KEY = /^[A-Za-z_][A-Za-z0-9_-]*$/;
 
 /** `["mcp","servers","a.b","args",1]` → `mcp.servers["a.b"].args[1]` */

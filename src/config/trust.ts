@@ -2,6 +2,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { ancestors, canonicalPath } from "./paths.ts";
 import { isRecord } from "./schema.ts";
+import { parseJson } from "../safety/keys.ts";
 
 /**
  * The project trust decision Pi saved in `<agentDir>/trust.json`: the nearest
@@ -12,7 +13,7 @@ import { isRecord } from "./schema.ts";
 export function savedProjectTrust(agent: string, cwd: string): boolean | null {
   let data: unknown;
   try {
-    data = JSON.parse(readFileSync(join(agent, "trust.json"), "utf8").replace(/^\uFEFF/, ""));
+    data = parseJson(readFileSync(join(agent, "trust.json"), "utf8").replace(/^\uFEFF/, ""));
   } catch {
     return null;
   }

@@ -1,6 +1,7 @@
 import { readFile } from "node:fs/promises";
 import { isRecord } from "../config/schema.ts";
 import type { JsonFile } from "../config/files.ts";
+import { parseJson } from "../safety/keys.ts";
 
 /**
  * Reads a host's configuration file. `lenient` accepts JSON with comments and
@@ -19,7 +20,7 @@ export async function readSourceFile(path: string, lenient: boolean): Promise<Js
   }
   let data: unknown;
   try {
-    data = JSON.parse(lenient ? stripJsonc(text) : text);
+    data = parseJson(lenient ? stripJsonc(text) : text);
   } catch {
     return { exists: true, problem: lenient ? "is not valid JSON (with comments)" : "is not valid JSON" };
   }

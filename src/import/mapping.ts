@@ -1,11 +1,11 @@
 import { checkRules } from "../config/resolve.ts";
-import { SERVER_NAME, checkShape, formatPath, isRecord, type RawServer } from "../config/schema.ts";
+import { SERVER_NAME, checkShape, describeJsonType, formatPath, isRecord, type RawServer } from "../config/schema.ts";
 import type { Mapped } from "./types.ts";
 import { convertTemplate, references, type Converted, type VariableDialect } from "./values.ts";
+import { keyedRecord } from "../safety/keys.ts";
 
 export type Convert = (text: string) => Converted;
 
-const describe = (value: unknown): string => (value === null ? "null" : Array.isArray(value) ? "an array" : `a ${typeof value}`);
 
 /**
  * Collects one pi-mcp definition field by field. Every problem is kept (a
@@ -27,7 +27,7 @@ export class DefinitionBuilder {
 
   string(path: string, value: unknown, convert: Convert): string | undefined {
     if (typeof value !== "string") {
-      this.fail(path, `must be a string (is ${describe(value)})`);
+      this.fail(path, `must be a string (is ${describeJsonType(value)})`);
       return undefined;
     }
     const converted = convert(value);
@@ -40,7 +40,7 @@ export class DefinitionBuilder {
 
   strings(path: string, value: unknown, convert: Convert): string[] | undefined {
     if (!Array.isArray(value)) {
-      this.fail(path, `must be an array of strings (is ${describe(value)})`);
+      this.fail(path, `must be an array of strings (is ${describeJsonType(value)})`);
       return undefined;
     }
     const out: string[] = [];
@@ -53,10 +53,10 @@ export class DefinitionBuilder {
 
   stringMap(path: string, value: unknown, convert: Convert): Record<string, string> | undefined {
     if (!isRecord(value)) {
-      this.fail(path, `must be an object of strings (is ${describe(value)})`);
+      this.fail(path, `must be an object of strings (is ${describeJsonType(value)})`);
       return undefined;
     }
-    const out: Record<string, string> = {};
+    const out = keyedRecord<string>();
     let complete = true;
     for (const [key, item] of Object.entries(value)) {
       const converted = this.string(fieldPath(path, key), item, convert);
@@ -68,7 +68,7 @@ export class DefinitionBuilder {
 
   boolean(path: string, value: unknown): boolean | undefined {
     if (typeof value === "boolean") return value;
-    this.fail(path, `must be true or false (is ${describe(value)})`);
+    this.fail(path, `must be true or false (is ${describeJsonType(value)})`);
     return undefined;
   }
 
@@ -138,7 +138,7 @@ export interface HostProfile {
 export function mapCommon(name: string, raw: unknown, profile: HostProfile): Mapped {
   const builder = new DefinitionBuilder();
   if (!isRecord(raw)) {
-    builder.fail("definition", `must be an object (is ${describe(raw)})`);
+    builder.fail("definition", `must be an object (is ${describeJsonType(raw)})`);
     return builder.result(name);
   }
   const convert: Convert = (text) => convertTemplate(text, profile.variables);

@@ -6,6 +6,7 @@ import { isRecord } from "../config/schema.ts";
 import type { EffectiveConfig } from "../config/types.ts";
 import { stripTerminalControls } from "../safety/text.ts";
 import { piFiles } from "./sources.ts";
+import { parseJson } from "../safety/keys.ts";
 
 /** The part of Pi's extension context the notice uses. */
 export interface NoticeContext {
@@ -66,7 +67,7 @@ export async function importNotice(ctx: NoticeContext, agentDir: string, config:
 /** The server names of an `mcpServers` object, as Pi parses the file (plain JSON); none when Pi could not read it either. */
 function serverNames(text: Buffer): string[] {
   try {
-    const data: unknown = JSON.parse(text.toString("utf8").replace(/^\uFEFF/, ""));
+    const data: unknown = parseJson(text.toString("utf8").replace(/^\uFEFF/, ""));
     return isRecord(data) && isRecord(data.mcpServers) ? Object.keys(data.mcpServers) : [];
   } catch {
     return [];
@@ -75,7 +76,7 @@ function serverNames(text: Buffer): string[] {
 
 async function readState(path: string): Promise<Record<string, string>> {
   try {
-    const data: unknown = JSON.parse(await readFile(path, "utf8"));
+    const data: unknown = parseJson(await readFile(path, "utf8"));
     if (!isRecord(data) || !isRecord(data.files)) return {};
     return Object.fromEntries(Object.entries(data.files).filter((entry): entry is [string, string] => typeof entry[1] === "string"));
   } catch {

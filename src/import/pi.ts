@@ -3,6 +3,7 @@ import { isRecord } from "../config/schema.ts";
 import { DefinitionBuilder, fieldPath, keepOAuth, mapOAuthObject, oauthScopes, oauthString, oauthUnsupported, type OAuthField } from "./mapping.ts";
 import type { Mapped } from "./types.ts";
 import { convertPiLiteral, convertPiPath, convertPiValue } from "./values.ts";
+import { ownValue } from "../safety/keys.ts";
 
 /*
  * Pi's built-in MCP configuration: `mcpServers` in `<agentDir>/mcp.json` and
@@ -200,7 +201,7 @@ function redirectOf(callbackUrl: string, port: number | undefined): string | { r
  * stays connected in Pi with nothing reachable, which pi-mcp cannot express.
  */
 function mapExposure(raw: Record<string, unknown>, builder: DefinitionBuilder): void {
-  const exposure = typeof raw.exposure === "string" ? (ALIASES[raw.exposure] ?? raw.exposure) : raw.exposure;
+  const exposure = typeof raw.exposure === "string" ? (ownValue(ALIASES, raw.exposure) ?? raw.exposure) : raw.exposure;
   if (exposure !== undefined && (typeof exposure !== "string" || !EXPOSURES.includes(exposure))) {
     builder.fail("exposure", `Pi rejects this entry: exposure must be one of ${EXPOSURES.map((value) => `"${value}"`).join(", ")}`);
     return;
@@ -223,7 +224,7 @@ function mapExposure(raw: Record<string, unknown>, builder: DefinitionBuilder): 
   let visiblePatternSeen = false;
   let exposedOthers = false;
   for (const [tool, value] of Object.entries(raw.toolExposure)) {
-    const resolved = typeof value === "string" ? (ALIASES[value] ?? value) : value;
+    const resolved = typeof value === "string" ? (ownValue(ALIASES, value) ?? value) : value;
     if (typeof resolved !== "string" || !EXPOSURES.includes(resolved)) {
       builder.fail(fieldPath("toolExposure", tool), "Pi rejects this entry: not an exposure");
       return;

@@ -14,6 +14,7 @@ import { PI_OVERRIDE_KEYS, isPiOverride, mapPi } from "./pi.ts";
 import { HOST_NAMES, sourcesFor } from "./sources.ts";
 import type { ConflictingServer, ImportDocument, ImportedServer, Mapped, SkippedServer, SourceFile, SourceFormat, SourceStatus } from "./types.ts";
 import { mapVscode } from "./vscode.ts";
+import { ownValue } from "../safety/keys.ts";
 
 export interface ImportRequest {
   /** `pi`, `claude`, `cursor`, `vscode`, or a file path. */
@@ -183,7 +184,7 @@ function mapPiProjectEntry(name: string, raw: unknown, global: Record<string, un
   if (!isRecord(raw) || !isPiOverride(raw)) return mapPi(name, raw);
   const extra = Object.keys(raw).filter((key) => !PI_OVERRIDE_KEYS.includes(key));
   if (extra.length > 0) return { ok: false, reasons: [`definition: Pi rejects this project entry: an override can only set ${PI_OVERRIDE_KEYS.join(", ")}`] };
-  const base = global[name];
+  const base = ownValue(global, name);
   if (!isRecord(base)) return { ok: false, reasons: ['definition: Pi rejects this project entry: it has no "command" or "url" and overrides no global server'] };
   if (raw.enabled === false && !local) {
     const notes = Object.keys(raw)
@@ -211,6 +212,6 @@ async function currentServers(file: string): Promise<Record<string, unknown>> {
 function unsetVariables(definition: Record<string, unknown>, env: NodeJS.ProcessEnv): string[] {
   if (definition.enabled === false) return [];
   return [...referencedNames(definition)]
-    .filter((name) => env[name] === undefined)
+    .filter((name) => ownValue(env, name) === undefined)
     .map((name) => `\${${name}} is not set in this environment: pi-mcp reports its settings invalid until it is`);
 }

@@ -2,6 +2,7 @@ import { randomBytes } from "node:crypto";
 import { mkdir } from "node:fs/promises";
 import { join } from "node:path";
 import { writeAtomically } from "../config/atomic-file.ts";
+import { ownValue } from "../safety/keys.ts";
 
 const EXTENSIONS: Readonly<Record<string, string>> = {
   "audio/wav": ".wav",
@@ -15,7 +16,7 @@ const EXTENSIONS: Readonly<Record<string, string>> = {
 };
 
 export function extensionFor(mimeType: string | undefined): string {
-  return (mimeType && EXTENSIONS[mimeType]) ?? ".bin";
+  return (mimeType && ownValue(EXTENSIONS, mimeType)) ?? ".bin";
 }
 
 /**

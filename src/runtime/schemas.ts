@@ -9,7 +9,8 @@ export type SchemaCheck = { ok: true } | { ok: false; message: string };
  * the tool that carries it, and only when that tool is used.
  */
 export class LazySchemas {
-  private readonly ajv = new Ajv2020({ strict: false, allErrors: true, validateFormats: false });
+  // ownProperties: a property named `toString` or `constructor` is present only when the value has it (never inherited).
+  private readonly ajv = new Ajv2020({ strict: false, allErrors: true, validateFormats: false, ownProperties: true });
   private readonly compiled = new WeakMap<object, ValidateFunction | Error>();
 
   constructor() {
