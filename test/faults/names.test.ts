@@ -6,7 +6,7 @@
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { NODE, REPO_ROOT, runPi, usePiHome } from "../e2e/harness/pi.ts";
+import { NODE, REPO_ROOT, runPiWithMcp, usePiHome } from "../e2e/harness/pi.ts";
 import { nodeBinary, projectPath, runProcess } from "../helpers/tmp.ts";
 
 const home = usePiHome();
@@ -65,18 +65,11 @@ describe("servers named after Object.prototype members", () => {
     // A real Pi: tools named __proto__ and constructor on servers named constructor and toString, with such argument names.
     const args = { __proto__: { polluted: true }, constructor: "c", toString: "t" };
     const argsJson = '{"__proto__":{"polluted":true},"constructor":"c","toString":"t"}';
-    const run = await runPi({
-      home: home.home,
-      cwd: home.cwd,
-      extensions: [REPO_ROOT],
-      args: ["-p", "/mcp wait", "go"],
-      script: [
-        { toolCall: { name: "mcp__constructor____proto__", arguments: JSON.parse(argsJson) as typeof args } },
-        { toolCall: { name: "mcp__toString__constructor", arguments: { constructor: "c" } } },
-        { textFromLastToolResult: true, prefix: "model saw: " },
-      ],
-      timeoutMs: 90_000,
-    });
+    const run = await runPiWithMcp(home, "go", [
+      { toolCall: { name: "mcp__constructor____proto__", arguments: JSON.parse(argsJson) as typeof args } },
+      { toolCall: { name: "mcp__toString__constructor", arguments: { constructor: "c" } } },
+      { textFromLastToolResult: true, prefix: "model saw: " },
+    ]);
     expect(run.code, run.stderr).toBe(0);
     const offered = run.requests[0]?.toolNames ?? [];
     for (const tool of ["constructor", "__proto__", "toString", "valueOf", "hasOwnProperty"]) expect(offered).toContain(`mcp__constructor__${tool}`);
