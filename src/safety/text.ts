@@ -80,8 +80,9 @@ export function safeTail(text: string, redact: Redactor, limits: TailLimits, hea
   const bytes = Buffer.from(out, "utf8");
   if (bytes.length > limits.maxBytes) {
     const tail = bytes.subarray(bytes.length - limits.maxBytes).toString("utf8").replace(/^\uFFFD+/, "");
+    // From the next line on, unless that leaves nothing (one long last line is shown cut).
     const newline = tail.indexOf("\n");
-    out = newline === -1 ? tail : tail.slice(newline + 1);
+    out = newline === -1 || newline === tail.length - 1 ? tail : tail.slice(newline + 1);
     cut = true;
   }
   return { text: out, cut };

@@ -65,26 +65,30 @@ describe("a resolved value that holds terminal controls", () => {
 });
 
 describe("/mcp logs cuts only after it redacted", () => {
-  it("shows no piece of a secret that its display cut (50 KB, 2,000 lines) runs through", async () => {
-    const secret = newSecret("cut-me");
-    const lineSecret = `${newSecret("first-line")}\n${newSecret("second-line")}`;
+  // Secrets with a line break (a value from a .env with \n in it): a cut at a line boundary cannot drop them whole.
+  // MCP log messages arrive in order before the call's result, so the log is complete when /mcp logs runs.
+  it("shows no piece of a secret that its 50 KB cut or its 2,000-line cut runs through", async () => {
+    const byteSecret = `${newSecret("bytes-one")}\n${newSecret("bytes-two")}`;
+    const lineSecret = `${newSecret("lines-one")}\n${newSecret("lines-two")}`;
+    const second = byteSecret.split("\n")[1]!;
     const run = await runPiWith(
       { leaky: { command: NODE, args: [LEAKY], environment: { FIXTURE_SECRET: "${ONE}" } }, lines: { command: NODE, args: [LEAKY], environment: { FIXTURE_SECRET: "${TWO}" } } },
-      { ONE: secret, TWO: lineSecret },
+      { ONE: byteSecret, TWO: lineSecret },
       ["go", "/mcp logs leaky", "again", "/mcp logs lines"],
       [
-        // One long last line that ends 8 characters into the secret's end: the 50 KB cut falls inside it.
-        leak({ where: "stderr", form: "raw", before: 80_000, after: 50 * 1024 - 8, newline: false }),
+        // The newest 50 KB start 8 characters before the end of the secret's first line.
+        leak({ where: "log", form: "raw", before: 80_000, after: 50 * 1024 - 1 - second.length - 1 - 8 }),
         { text: "first done" },
-        // A secret with a line break, followed by exactly as many lines as the 2,000-line cut keeps after its first half.
+        // Exactly as many lines follow the secret's first line as the 2,000-line cut keeps after it.
         { toolCall: { name: "mcp__lines__leak", arguments: { where: "log", form: "raw", afterLines: 1_998 } } },
         { text: "second done" },
       ],
     );
     expect(run.code, run.stderr).toBe(0);
-    expect(run.stdout).toContain("[older lines not shown; retained logs:");
-    expect(run.stdout).toContain("zzzz");
-    expectNoPieceOf(`${run.stdout}\n${run.stderr}`, secret);
-    for (const part of lineSecret.split("\n")) expectNoPieceOf(`${run.stdout}\n${run.stderr}`, part);
+    const logs = run.stdout.split("[older lines not shown; retained logs:");
+    expect(logs).toHaveLength(3); // both were cut
+    expect(logs[1]).toContain("zzzz");
+    expect(logs[2]).toMatch(/\nz\nz\n/);
+    for (const secret of [byteSecret, lineSecret]) for (const part of secret.split("\n")) expectNoPieceOf(`${run.stdout}\n${run.stderr}`, part);
   }, 120_000);
 });
