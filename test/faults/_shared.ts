@@ -7,8 +7,6 @@ import { join } from "node:path";
 import { expect } from "vitest";
 import { textOf, type TestHost } from "../helpers/host.ts";
 
-export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
 /** Calls the bystander's echo (a `basic` fixture configured as `bystander`) and expects the echo back. */
 export async function expectBystanderWorks(h: TestHost, text = "still here"): Promise<void> {
   // (Its first connect may still be under way on a busy machine; once connected it must stay so.)

@@ -6,7 +6,7 @@ import { createServer, type Server, type Socket } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
 import { fixtureServer, startHost, stopAllHosts, textOf } from "../helpers/host.ts";
 import { fixturePath, freePort, nodePath, startHttpFixture, type RunningServer } from "../helpers/servers.ts";
-import { expectBystanderWorks, rejectsWithin, sleep } from "./_shared.ts";
+import { expectBystanderWorks, rejectsWithin } from "./_shared.ts";
 
 const cleanups: (() => Promise<void>)[] = [];
 afterEach(async () => {
@@ -53,14 +53,10 @@ describe("an HTTP server restarted", () => {
     await expectBystanderWorks(h);
 
     server = await httpBasicOn(port);
-    // The old session id means nothing to the new process: the host starts a new session by itself.
-    let answer: string | undefined;
-    const deadline = Date.now() + 10_000;
-    while (answer === undefined && Date.now() < deadline) {
-      answer = await h.call("mcp__remote__echo", { text: "after" }).then(textOf, () => undefined);
-      if (answer === undefined) await sleep(200);
-    }
-    expect(answer).toBe("after");
+    // The old session id means nothing to the new process: once the host is connected again
+    // (a pending retry has run), the next call gets a new session by itself.
+    await h.waitForState("remote", "connected", 15_000);
+    expect(textOf(await h.call("mcp__remote__echo", { text: "after" }))).toBe("after");
     expect(h.status("remote").state).toBe("connected");
     expect(textOf(await h.call("mcp__remote__echo", { text: "again" }))).toBe("again");
     await expectBystanderWorks(h);

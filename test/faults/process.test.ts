@@ -2,9 +2,9 @@
 // processes: kill -9 mid-call, malformed JSON-RPC and answers to ids never
 // used, broken answers to the call's own id, and a deeply nested schema.
 import { afterEach, describe, expect, it } from "vitest";
-import { fixtureServer, startHost, stopAllHosts, textOf, type TestHost } from "../helpers/host.ts";
+import { fixtureServer, startHost, stopAllHosts, textOf, until, type TestHost } from "../helpers/host.ts";
 import { LazySchemas } from "../../src/runtime/schemas.ts";
-import { expectBystanderWorks, rejectsWithin, sleep } from "./_shared.ts";
+import { expectBystanderWorks, rejectsWithin } from "./_shared.ts";
 
 afterEach(stopAllHosts);
 
@@ -22,7 +22,9 @@ describe("kill -9 of a stdio server mid-call", () => {
     const pid = h.status("victim").pid!;
     expect(pid).toBeGreaterThan(0);
     const calls = [h.call("mcp__victim__slow", { ms: 30_000 }), h.call("mcp__victim__slow", { ms: 30_000 }), h.call("mcp__victim__hang")];
-    await sleep(150);
+    // Killed once the server is working on all three (it says so on stderr, which the host retains).
+    const log = h.host.connection("victim")!.log;
+    await until(() => log.text().split("\n").filter((line) => line.startsWith("call ")).length === 3, 15_000, () => log.text());
     process.kill(pid, "SIGKILL");
     for (const call of calls) {
       const error = await rejectsWithin(call, 5_000);
@@ -69,7 +71,7 @@ describe("a deeply nested schema", () => {
     const h = await startHost({ deep: fixtureServer("deep-schema", { FIXTURE_DEPTH: "5000" }), bystander });
     await h.waitForState("deep", "connected", 15_000);
     await ready(h, "deep", 1);
-    await sleep(200);
+    await h.host.flushTools(); // whatever the host will offer of this catalog has reached Pi
     expect([...h.sink.active].filter((name) => name.startsWith("mcp__deep__"))).toEqual(["mcp__deep__echo"]);
     expect(h.host.connection("deep")!.log.text()).toMatch(/left out tool "deep": its definition (is nested more than 256 levels deep|cannot be serialized)/);
     expect(textOf(await h.call("mcp__deep__echo", { text: "sibling" }))).toBe("sibling");
