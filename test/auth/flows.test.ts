@@ -8,7 +8,7 @@ import { setBrowserOpener } from "../../src/safety/browser.ts";
 import { CredentialStore } from "../../src/auth/store.ts";
 import type { RemoteDefinition } from "../../src/config/types.ts";
 import type { OAuthStackOptions } from "./fixtures/oauth-stack.ts";
-import { runCommand, useOAuthScene } from "./helpers.ts";
+import { accessTokenExpiry, runCommand, useOAuthScene } from "./helpers.ts";
 
 const scene = useOAuthScene();
 
@@ -150,7 +150,7 @@ describe("secrets", () => {
     const pi = await host();
     await pi.waitFor("remote", "connected");
     await scene.stack.revokeRefreshToken(entry.tokens.tokens.refresh_token);
-    await new Promise((resolve) => setTimeout(resolve, 2_100));
+    await accessTokenExpiry(scene.box.storePath);
     outputs.push((await pi.call("echo", { text: "x" }).catch((error: Error) => ({ text: error.message }))).text);
     await pi.waitFor("remote", "needs_auth");
     outputs.push(pi.cause("remote") ?? "", pi.host.connection("remote")!.log.text());

@@ -4,6 +4,7 @@
  * agent folder, the commands run through the shared core with a runtime that
  * controls that host, and the CLI (source) as separate processes.
  */
+import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterEach } from "vitest";
 import { setBrowserOpener } from "../../src/safety/browser.ts";
@@ -20,7 +21,7 @@ import type { ConnectionPool } from "../../src/runtime/pool.ts";
 import { createRedactor } from "../../src/safety/text.ts";
 import { REPO_ROOT, createSandbox, nodeBinary, runProcess, type ProcessResult, type Sandbox } from "../helpers/tmp.ts";
 import { freePort } from "../helpers/servers.ts";
-import { until } from "../helpers/host.ts";
+import { until } from "../helpers/wait.ts";
 import { startOAuthStack, type OAuthStack, type OAuthStackOptions } from "./fixtures/oauth-stack.ts";
 
 export interface AuthSandbox extends Sandbox {
@@ -98,6 +99,18 @@ export async function startPiLikeHost(box: Sandbox, pool?: ConnectionPool): Prom
     },
     stop: () => host.shutdown(),
   };
+}
+
+/**
+ * Resolves once the access token stored for `server` has expired: at the expiry
+ * the client stored with it, which is never earlier than the authorization
+ * server's own (the client counts from when the token arrived).
+ */
+export async function accessTokenExpiry(storePath: string, server = "remote"): Promise<void> {
+  const entry = JSON.parse(await readFile(storePath, "utf8")).servers?.[server];
+  const expiresAt: unknown = entry?.tokens?.expiresAt;
+  if (typeof expiresAt !== "number") throw new Error(`no access token expiry stored for "${server}"`);
+  await until(() => Date.now() >= expiresAt, expiresAt - Date.now() + 10_000, () => `the token of "${server}" did not expire`);
 }
 
 /** Runs a command line through the shared core on the CLI surface (or /mcp with `runtime`), capturing progress lines. */

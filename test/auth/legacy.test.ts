@@ -10,7 +10,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { IssuerMismatchError } from "@modelcontextprotocol/client";
 import { setBrowserOpener } from "../../src/safety/browser.ts";
 import { legacyDiscovery } from "../../src/auth/legacy.ts";
-import { runCommand, useOAuthScene } from "./helpers.ts";
+import { accessTokenExpiry, runCommand, useOAuthScene } from "./helpers.ts";
 
 const scene = useOAuthScene();
 let fixtures: Server[] = [];
@@ -90,7 +90,7 @@ describe("a 2025-03-26 server (no protected resource metadata, issuer with a pat
     await first.stop();
     const second = await host();
     await second.waitFor("remote", "connected");
-    await new Promise((resolve) => setTimeout(resolve, 2_200));
+    await accessTokenExpiry(box.storePath);
     const after = await second.call("whoami");
     expect(after.isError, after.text).toBe(false);
     expect(stack.counters.grants.refresh_token ?? 0).toBeGreaterThanOrEqual(1);

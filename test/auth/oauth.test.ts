@@ -5,7 +5,7 @@ import { describe, expect, it } from "vitest";
 import { setBrowserOpener } from "../../src/safety/browser.ts";
 import { ConnectionPool } from "../../src/runtime/pool.ts";
 import type { OAuthStackOptions } from "./fixtures/oauth-stack.ts";
-import { authorizationUrlIn, cliProcess, runCommand, useOAuthScene } from "./helpers.ts";
+import { accessTokenExpiry, authorizationUrlIn, cliProcess, runCommand, useOAuthScene } from "./helpers.ts";
 
 const scene = useOAuthScene();
 
@@ -118,7 +118,7 @@ describe("OAuth against a real authorization server", () => {
     const pi = await host();
     await pi.waitFor("remote", "connected");
     const before = (await stored()).servers.remote.tokens.tokens;
-    await new Promise((resolve) => setTimeout(resolve, 2_100)); // the access token expires
+    await accessTokenExpiry(scene.box.storePath);
     expect((await pi.call("echo", { text: "after expiry" })).text).toBe("after expiry");
     expect(scene.stack.counters.grants.refresh_token).toBe(1);
     const after = (await stored()).servers.remote.tokens.tokens;
@@ -145,7 +145,7 @@ describe("OAuth against a real authorization server", () => {
     const pi = await host();
     await pi.waitFor("remote", "connected");
     await scene.stack.revokeRefreshToken((await stored()).servers.remote.tokens.tokens.refresh_token);
-    await new Promise((resolve) => setTimeout(resolve, 2_100));
+    await accessTokenExpiry(scene.box.storePath);
     const call = await pi.call("echo", { text: "x" }).catch((error: Error) => ({ text: error.message, isError: true }));
     expect(call.isError).toBe(true);
     expect(call.text).toContain("/mcp auth remote");
