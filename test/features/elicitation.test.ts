@@ -91,7 +91,7 @@ describe.each(["both", "legacy"])("form elicitation (fixture era: %s)", (era) =>
     });
     const controller = new AbortController();
     const call = h.call("mcp__interactive__ask_person", {}, { interactive: true, signal: controller.signal });
-    await until(() => ui.dialogs.length === 2, 5_000);
+    await until(() => ui.dialogs.length === 2, 15_000);
     controller.abort();
     await expect(call).rejects.toThrow(/cancelled/);
     expect(signals[1]?.aborted).toBe(true);
@@ -114,9 +114,10 @@ describe.each(["both", "legacy"])("form elicitation (fixture era: %s)", (era) =>
 describe("URL elicitation and scope", () => {
   const opened: string[] = [];
   const ui = fakeUi(person());
+  const spy = handlerSpy();
   let h: TestHost;
   beforeAll(async () => {
-    const kernel = createKernel({ disable: ["elicitation"], plugins: [new ElicitationPlugin({ openUrl: async (url) => void opened.push(url) })] });
+    const kernel = createKernel({ disable: ["elicitation"], plugins: [spy.plugin, new ElicitationPlugin({ openUrl: async (url) => void opened.push(url) })] });
     h = await startHost(
       { legacy: fixtureServer("interactive", { FIXTURE_ERA: "legacy" }), modern: fixtureServer("interactive") },
       { kernel, services: { ui } },
@@ -138,7 +139,7 @@ describe("URL elicitation and scope", () => {
     expect(ui.dialogs[1]!.text).toContain("Please sign in on the page.");
     expect(ui.dialogs[1]!.text).toContain(url);
     expect(ui.dialogs[1]!.text).toContain("Site: login.example.com");
-    await until(() => ui.notices.length > 0, 3_000);
+    await until(() => ui.notices.length > 0, 15_000);
     expect(ui.notices[0]).toContain(`the web page you opened (${url}) reports that it is done`);
   });
 
@@ -159,8 +160,11 @@ describe("URL elicitation and scope", () => {
   });
 
   it("shows one request's dialogs at a time", async () => {
+    spy.received.length = 0;
+    // The first dialog stays open until the other server's request has reached the host too.
+    const bothArrived = () => spy.received.filter((request) => request.endsWith(" elicitation/create")).length === 2;
     ui.script(async (dialog) => {
-      await new Promise((resolve) => setTimeout(resolve, 20));
+      await until(bothArrived, 15_000, () => spy.received.join(", "));
       return person({ Name: "Ada" })(dialog);
     });
     const both = await Promise.all(["legacy", "modern"].map((server) => h.call(`mcp__${server}__ask_person`, {}, { interactive: true })));

@@ -40,23 +40,33 @@ export function fakeModel(answer: Answer = HELLO): FakeModel {
 /** Until the signal aborts. */
 export const hang: Answer = (_request, signal) => new Promise((_, reject) => signal.addEventListener("abort", () => reject(new Error("aborted")), { once: true }));
 
-/** Records the request methods every client registers a handler for (runs before the built-in plugins). */
-export function handlerSpy(): { plugin: KernelPlugin; methods: string[] } {
+/**
+ * Records the request methods every client registers a handler for, and each
+ * request that reached one (`server method`, as it arrives: before the handler
+ * runs). Runs before the built-in plugins.
+ */
+export function handlerSpy(): { plugin: KernelPlugin; methods: string[]; received: string[] } {
   const methods: string[] = [];
+  const received: string[] = [];
   const plugin: KernelPlugin = {
     name: "handler-spy",
     apply(kernel) {
       kernel.hooks.clientCreated.tap({ name: "handler-spy", stage: STAGE.BEFORE_BUILTIN }, (connection) => {
-        const client = connection.client as unknown as { setRequestHandler: (method: string, ...rest: unknown[]) => unknown };
+        type Handler = (...args: unknown[]) => unknown;
+        const client = connection.client as unknown as { setRequestHandler: (method: string, handler: Handler, ...rest: unknown[]) => unknown };
         const original = client.setRequestHandler.bind(client);
-        client.setRequestHandler = (method, ...rest) => {
+        client.setRequestHandler = (method, handler, ...rest) => {
           methods.push(method);
-          return original(method, ...rest);
+          const counted: Handler = (...args) => {
+            received.push(`${connection.server.name} ${method}`);
+            return handler(...args);
+          };
+          return original(method, counted, ...rest);
         };
       });
     },
   };
-  return { plugin, methods };
+  return { plugin, methods, received };
 }
 
 /**
@@ -65,7 +75,7 @@ export function handlerSpy(): { plugin: KernelPlugin; methods: string[] } {
  */
 export async function backgroundOutcome(h: TestHost, server = "interactive"): Promise<string> {
   const line = () => /^background: (.*)$/m.exec(h.host.connection(server)!.log.text())?.[1];
-  await until(() => line() !== undefined, 5_000, () => h.host.connection(server)!.log.text());
+  await until(() => line() !== undefined, 15_000, () => h.host.connection(server)!.log.text());
   return line()!;
 }
 
