@@ -1,11 +1,12 @@
 // Resources, roots, logging and instructions through OUR host against server-everything.
 import { readFile, stat } from "node:fs/promises";
 import { fileURLToPath } from "node:url";
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { runCommandLine } from "../../src/commands/index.ts";
 import { createKernel } from "../../src/composition.ts";
 import { retainedLogPath } from "../../plugins/logging/index.ts";
-import { everythingStdio, fixtureServer, piEnvironment, startHost, stopAllHosts, textOf, until, type TestHost } from "../helpers/host.ts";
+import { eventually, everythingStdio, fixtureServer, piEnvironment, startHost, stopAllHosts, textOf, until, type TestHost } from "../helpers/host.ts";
+import { requestSpy } from "./interactive-helpers.ts";
 import { fakeServices } from "../helpers/services.ts";
 import { nodePath } from "../helpers/servers.ts";
 import { ConnectionPool } from "../../src/runtime/pool.ts";
@@ -75,9 +76,9 @@ describe("resources", () => {
     const statusLines = () => h.host.statusLines().join("\n");
     expect(statusLines()).toContain(uri);
     services.session.switchBranch([]); // a branch without the subscription
-    await until(() => !statusLines().includes(uri), 5_000);
+    await until(() => !statusLines().includes(uri), 15_000);
     services.session.switchBranch([{ customType: "pi-mcp.subscription", data: { version: 1, action: "subscribe", server: "everything", uri } }]);
-    await until(() => statusLines().includes(uri), 5_000);
+    await until(() => statusLines().includes(uri), 15_000);
   });
 });
 
@@ -87,14 +88,14 @@ describe("resource subscriptions on a 2026-07-28 peer (subscriptions/listen)", (
 
   it("subscribes through one listen stream, notices only subscribed resources, and follows unsubscribe and branch changes", async () => {
     const services = fakeServices();
-    const h = await startHost({ notes: { command: nodePath(), args: [RESOURCE_SERVER_2026] } }, { services });
+    const h = await startHost({ notes: { command: nodePath(), args: [RESOURCE_SERVER_2026], environment: { FIXTURE_EXTRA_RESOURCES: "2" } } }, { services });
     await until(() => services.piTools.active.size === 3, 10_000);
     expect(h.host.connection("notes")?.status().protocolVersion).toBe("2026-07-28");
     const env = piEnvironment(h);
     const statusLines = () => h.host.statusLines().join("\n");
 
     expect(await runCommandLine(commands(h), ["subscribe", "notes", "note://a"], env)).toMatchObject({ exitCode: 0 });
-    await until(() => statusLines().includes("notes note://a"), 5_000);
+    await until(() => statusLines().includes("notes note://a"), 15_000);
     await h.call("mcp__notes__touch", { uri: "note://b" }); // not subscribed: no notice
     await h.call("mcp__notes__touch", { uri: "note://a" });
     await until(() => services.session.messages.length > 0, 10_000);
@@ -102,26 +103,33 @@ describe("resource subscriptions on a 2026-07-28 peer (subscriptions/listen)", (
 
     // A second subscription replaces the stream; both resources are live.
     await runCommandLine(commands(h), ["subscribe", "notes", "note://b"], env);
-    await until(() => statusLines().includes("notes note://b"), 5_000);
+    await until(() => statusLines().includes("notes note://b"), 15_000);
     await h.call("mcp__notes__touch", { uri: "note://b" });
     await until(() => services.session.messages.length === 2, 10_000);
 
-    // Unsubscribed, and a branch without any subscription: no more notices, nothing active.
-    await runCommandLine(commands(h), ["unsubscribe", "notes", "note://a"], env);
-    await until(() => !statusLines().includes("notes note://a"), 5_000);
+    // Unsubscribed, and a branch without any subscription: no more notices, nothing active. (Shown with
+    // two resources that never changed before, so the one-notice-per-second rule cannot hide a notice.)
+    await runCommandLine(commands(h), ["subscribe", "notes", "note://n0"], env);
+    await runCommandLine(commands(h), ["subscribe", "notes", "note://n1"], env);
+    await until(() => statusLines().includes("notes note://n0") && statusLines().includes("notes note://n1"), 15_000);
+    await runCommandLine(commands(h), ["unsubscribe", "notes", "note://n0"], env);
+    await until(() => !statusLines().includes("notes note://n0"), 15_000);
     services.session.switchBranch([]);
-    await until(() => !statusLines().includes("note://"), 5_000);
-    await new Promise((resolve) => setTimeout(resolve, 1_100)); // past the one-notice-per-second window
-    await h.call("mcp__notes__touch", { uri: "note://a" });
-    await h.call("mcp__notes__touch", { uri: "note://b" });
-    await new Promise((resolve) => setTimeout(resolve, 300));
-    expect(services.session.messages).toHaveLength(2);
+    await until(() => !statusLines().includes("note://"), 15_000);
+    await h.call("mcp__notes__touch", { uri: "note://n0" });
+    await h.call("mcp__notes__touch", { uri: "note://n1" });
 
-    // Back on a branch with the subscription: replayed over a new stream.
-    services.session.switchBranch([subscribed("notes", "note://a")]);
-    await until(() => statusLines().includes("notes note://a"), 5_000);
-    await h.call("mcp__notes__touch", { uri: "note://a" });
-    await until(() => services.session.messages.length === 3, 10_000);
+    // Back on a branch with n1: replayed over a new stream, and its notice comes after anything the
+    // two touches above could have brought (the server writes them in that order), so the list is complete.
+    services.session.switchBranch([subscribed("notes", "note://n1")]);
+    await until(() => statusLines().includes("notes note://n1"), 15_000);
+    await h.call("mcp__notes__touch", { uri: "note://n1" });
+    await until(() => services.session.messages.length >= 3, 15_000);
+    expect(services.session.messages.map((message) => message.details)).toEqual([
+      { version: 1, server: "notes", uri: "note://a" },
+      { version: 1, server: "notes", uri: "note://b" },
+      { version: 1, server: "notes", uri: "note://n1" },
+    ]);
     expect(h.host.connection("notes")!.log.text()).not.toMatch(/subscribe .* failed|did not accept/);
   }, 40_000);
 });
@@ -165,7 +173,7 @@ describe("resource subscriptions belong to their session", () => {
       const first = await startHost(servers, { services: firstServices, pool });
       await until(() => firstServices.piTools.active.size === 3, 10_000);
       await runCommandLine(commands(first), ["subscribe", "notes", "note://a"], piEnvironment(first));
-      await until(() => first.host.statusLines().join("\n").includes("notes note://a"), 5_000);
+      await until(() => first.host.statusLines().join("\n").includes("notes note://a"), 15_000);
       const pid = first.status("notes").pid;
       await first.host.shutdown(undefined, "replaced");
       // The released session starts nothing through the connection it handed on.
@@ -177,15 +185,15 @@ describe("resource subscriptions belong to their session", () => {
       expect(second.status("notes")).toMatchObject({ pid, reusedAt: expect.any(Number) });
       const touched = textOf(await second.call("mcp__notes__touch", { uri: "note://a" }));
       if (era === "2025") expect(touched).toBe("no subscriber for note://a"); // unsubscribed when the first session ended
-      await new Promise((resolve) => setTimeout(resolve, 300));
-      expect(services.session.messages).toEqual([]);
       expect(second.host.statusLines().join("\n")).not.toContain("note://a");
 
-      // Its own subscription works on the adopted connection.
-      await runCommandLine(commands(second), ["subscribe", "notes", "note://a"], piEnvironment(second));
-      await until(() => second.host.statusLines().join("\n").includes("notes note://a"), 5_000);
-      await second.call("mcp__notes__touch", { uri: "note://a" });
-      await until(() => services.session.messages.length === 1, 10_000);
+      // Its own subscription works on the adopted connection; its notice comes after anything the touch
+      // above could have brought (the server writes them in that order), so it is the only one.
+      await runCommandLine(commands(second), ["subscribe", "notes", "note://b"], piEnvironment(second));
+      await until(() => second.host.statusLines().join("\n").includes("notes note://b"), 15_000);
+      await second.call("mcp__notes__touch", { uri: "note://b" });
+      await until(() => services.session.messages.length > 0, 15_000);
+      expect(services.session.messages.map((message) => message.details)).toEqual([{ version: 1, server: "notes", uri: "note://b" }]);
     }, 30_000);
   }
 });
@@ -201,7 +209,7 @@ describe("roots", () => {
   it("a kernel without the roots feature declares no roots capability (the server offers no get-roots-list)", async () => {
     const h = await startHost({ everything: everythingStdio() }, { kernel: createKernel({ disable: ["roots"] }) });
     await h.waitForTools(13, { server: "everything" });
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    await h.host.flushTools(); // the whole catalog has reached Pi
     expect([...h.sink.active]).not.toContain("mcp__everything__get-roots-list");
   });
 });
@@ -218,9 +226,9 @@ describe("logging", () => {
     expect(shown.output).toContain("== everything ==");
     expect(shown.output).toMatch(LEVEL);
     const file = retainedLogPath(h.privateDir, "everything");
-    await new Promise((resolve) => setTimeout(resolve, 200)); // writes are folded for 50 ms
+    // Writes are folded for 50 ms: wait for the one that carries a log message.
+    await eventually(async () => (LEVEL.test(await readFile(file, "utf8").catch(() => "")) ? true : undefined), 15_000, () => `${file} holds no MCP log message`);
     expect((await stat(file)).mode & 0o777).toBe(0o600);
-    expect(await readFile(file, "utf8")).toMatch(LEVEL);
   }, 30_000);
 
   it("writes what is waiting when the host shuts down, and nothing after", async () => {
@@ -231,17 +239,25 @@ describe("logging", () => {
     log.append("last words before shutdown\n"); // folded for 50 ms: not on disk yet
     await h.host.shutdown(); // (h.stop() would also remove the folder)
     expect(await readFile(file, "utf8")).toContain("last words before shutdown");
-    log.append("after shutdown\n");
-    await new Promise((resolve) => setTimeout(resolve, 150));
+    // A text appended now schedules no write: the writer would fold it with a timer (or write at once), and none is set.
+    vi.useFakeTimers({ toFake: ["setTimeout", "setImmediate"] });
+    try {
+      log.append("after shutdown\n");
+      expect(vi.getTimerCount()).toBe(0);
+    } finally {
+      vi.useRealTimers();
+    }
     expect(await readFile(file, "utf8")).not.toContain("after shutdown");
   });
 
   it("never sends logging/setLevel on its own", async () => {
-    const h = await startHost({ everything: everythingStdio() });
+    const spy = requestSpy();
+    const h = await startHost({ everything: everythingStdio() }, { kernel: createKernel({ plugins: [spy.plugin] }) });
     await h.waitForTools(13, { server: "everything" });
-    // server-everything logs every request it receives to stderr; a setLevel would be among them.
-    await new Promise((resolve) => setTimeout(resolve, 300));
-    expect(h.host.connection("everything")!.log.text()).not.toContain("logging/setLevel");
+    // A connect whose every step has finished (reconnect resolves after the plugins' serverConnected work).
+    await h.host.reconnect("everything");
+    expect(spy.sent).toContain("everything tools/list");
+    expect(spy.sent.filter((request) => request.endsWith(" logging/setLevel"))).toEqual([]);
   });
 });
 

@@ -69,6 +69,25 @@ export function handlerSpy(): { plugin: KernelPlugin; methods: string[]; receive
   return { plugin, methods, received };
 }
 
+/** Records every request each client sends (`server method`), as it is sent. Runs before the built-in plugins. */
+export function requestSpy(): { plugin: KernelPlugin; sent: string[] } {
+  const sent: string[] = [];
+  const plugin: KernelPlugin = {
+    name: "request-spy",
+    apply(kernel) {
+      kernel.hooks.clientCreated.tap({ name: "request-spy", stage: STAGE.BEFORE_BUILTIN }, (connection) => {
+        const client = connection.client as unknown as { request: (request: { method: string }, ...rest: unknown[]) => unknown };
+        const original = client.request.bind(client);
+        client.request = (request, ...rest) => {
+          sent.push(`${connection.server.name} ${request.method}`);
+          return original(request, ...rest);
+        };
+      });
+    },
+  };
+  return { plugin, sent };
+}
+
 /**
  * What the fixture's background request got, read from its stderr line in the
  * server's retained log (polling with a tool call would put a call in flight).
