@@ -4,6 +4,7 @@
 // `stop()`, which kills it and waits for it to exit.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
 import { connect, createServer } from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -185,4 +186,19 @@ export async function startHttpFixture(name: string, args: string[] = [], { time
     await stop();
     throw error;
   }
+}
+
+/** One line of a fixture's FIXTURE_EVENTS file (witness, stubborn). */
+export interface FixtureEvent {
+  readonly event: string;
+  readonly pid: number;
+  /** Date.now() in the server process. */
+  readonly at: number;
+  readonly tool?: string;
+}
+
+/** The events a fixture wrote to its FIXTURE_EVENTS file, oldest first (none while it does not exist). */
+export async function fixtureEvents(file: string): Promise<FixtureEvent[]> {
+  const text = await readFile(file, 'utf8').catch(() => '');
+  return text.split('\n').filter(Boolean).map((line) => JSON.parse(line) as FixtureEvent);
 }

@@ -1,6 +1,6 @@
 // The shared retry policy's delays (initial delay, backoff factor, cap), for
 // start failures and unexpected closes, against real server processes.
-import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, expect, it } from "vitest";
@@ -8,6 +8,7 @@ import { DEFAULTS } from "../../src/config/types.ts";
 import { retryDelayMs } from "../../src/runtime/retry.ts";
 import type { ConnectionState } from "../../src/runtime/connection.ts";
 import { fixtureServer, startHost, stopAllHosts, textOf, until, type TestHost } from "../helpers/host.ts";
+import { fixtureEvents } from "../helpers/servers.ts";
 
 let dir: string;
 beforeEach(async () => {
@@ -48,13 +49,7 @@ async function watchedHost(fail: string): Promise<{ h: TestHost; transitions: Tr
   };
   h = await startHost({ w: fixtureServer("witness", { FIXTURE_EVENTS: events, FIXTURE_FAIL_WHILE: fail }) }, { retry: POLICY, events: { statusChanged: record }, start: false });
   h.host.start();
-  const refusedAt = async () =>
-    (await readFile(events, "utf8").catch(() => ""))
-      .split("\n")
-      .filter(Boolean)
-      .map((line) => JSON.parse(line) as { event: string; at: number })
-      .filter((event) => event.event === "refused")
-      .map((event) => event.at);
+  const refusedAt = async () => (await fixtureEvents(events)).filter((event) => event.event === "refused").map((event) => event.at);
   return { h, transitions, refusedAt };
 }
 

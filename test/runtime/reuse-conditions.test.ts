@@ -1,12 +1,13 @@
 // A connection handed on between sessions is reused only when the canonical
 // project root, the trust state and the timeout settings match (the
 // definition and the authentication identity: pool.test.ts, oauth.test.ts).
-import { mkdir, mkdtemp, readFile, realpath, rm, symlink } from "node:fs/promises";
+import { mkdir, mkdtemp, realpath, rm, symlink } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { ConnectionPool } from "../../src/runtime/pool.ts";
 import { fixtureServer, startHost, stopAllHosts, type StartHostOptions } from "../helpers/host.ts";
+import { fixtureEvents } from "../helpers/servers.ts";
 
 let dir: string;
 let pool: ConnectionPool;
@@ -34,7 +35,7 @@ async function folder(name: string): Promise<string> {
 async function handOver(first: StartHostOptions, second: StartHostOptions): Promise<boolean> {
   const events = join(dir, `events-${Math.random().toString(36).slice(2)}.jsonl`);
   const servers = { w: fixtureServer("witness", { FIXTURE_EVENTS: events }) };
-  const starts = async () => (await readFile(events, "utf8")).split("\n").filter((line) => line.includes('"start"')).length;
+  const starts = async () => (await fixtureEvents(events)).filter((event) => event.event === "start").length;
   const before = await startHost(servers, { ...first, pool });
   await before.waitForTools(4, { server: "w" });
   const pid = before.status("w").pid;

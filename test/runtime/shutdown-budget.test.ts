@@ -2,16 +2,15 @@
 // server that ignores shutdown is killed once the budget is spent, and
 // shutdown never takes much longer. Real processes. (A real Pi quitting:
 // test/e2e/shutdown.test.ts.)
-import { mkdtemp, readFile, rm } from "node:fs/promises";
+import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
 import { afterEach, beforeEach, expect, it } from "vitest";
-import { transportPlugin } from "../../plugins/transports/plugin.ts";
+import { patientTransport } from "../e2e/fixtures/patient-transport.ts";
 import { createKernel } from "../../src/composition.ts";
 import { DEFAULTS } from "../../src/config/types.ts";
 import { isAlive, startHost, stopAllHosts, until } from "../helpers/host.ts";
-import { fixturePath, nodePath } from "../helpers/servers.ts";
+import { fixtureEvents, fixturePath, nodePath } from "../helpers/servers.ts";
 
 /** The specification's value, on purpose not read from the code. */
 const BUDGET_MS = 5_000;
@@ -27,26 +26,8 @@ afterEach(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-/**
- * A stdio transport whose close asks the server to stop (stdin closed,
- * SIGTERM) and then waits for it, however long that takes, as a transport
- * waiting for a server's goodbye would. Only the host's budget ends it.
- */
-class PatientStdioTransport extends StdioClientTransport {
-  override async close(): Promise<void> {
-    const pid = this.pid;
-    if (pid === null) return;
-    this.stderr?.removeAllListeners();
-    (this as unknown as { _process?: { stdin?: NodeJS.WritableStream } })._process?.stdin?.end();
-    process.kill(pid, "SIGTERM");
-    while (isAlive(pid)) await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-}
-
-const patientStdio = transportPlugin("test-patient-stdio", "stdio", (definition) => new PatientStdioTransport({ command: definition.command, args: [...definition.args], env: { ...definition.environment }, stderr: "pipe" }));
-
 async function events(file: string): Promise<string[]> {
-  return (await readFile(file, "utf8").catch(() => "")).split("\n").filter(Boolean).map((line) => (JSON.parse(line) as { event: string }).event);
+  return (await fixtureEvents(file)).map((entry) => entry.event);
 }
 
 it("is 5,000 ms by default", () => {
@@ -56,9 +37,10 @@ it("is 5,000 ms by default", () => {
 it("a server whose close never finishes is killed once the 5,000 ms budget is spent, and shutdown returns then", async () => {
   const log = join(dir, "events.jsonl");
   const stubborn = { command: nodePath(), args: [fixturePath("stubborn")], environment: { FIXTURE_EVENTS: log } };
-  const h = await startHost({ stubborn }, { kernel: createKernel({ disable: ["transport-stdio"], plugins: [patientStdio] }) });
-  await h.waitForState("stubborn", "connected");
-  const pid = h.status("stubborn").pid!;
+  // A transport (a third-party plugin) whose close waits for the server to exit.
+  const h = await startHost({ patient: stubborn }, { kernel: createKernel({ plugins: [patientTransport] }) });
+  await h.waitForState("patient", "connected");
+  const pid = h.status("patient").pid!;
   const started = performance.now();
   await h.host.shutdown();
   const took = performance.now() - started;

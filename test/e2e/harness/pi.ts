@@ -403,3 +403,9 @@ export function usePiHome(): PiHomeScene {
     writeSettings: (settings) => writeFile(join(now().agentDir, "settings.json"), JSON.stringify(settings, null, 2)),
   };
 }
+
+/** Runs `/mcp <line>` in an RPC Pi; resolves with the text of the notices it showed (its output). */
+export async function mcpInRpc(rpc: PiRpc, line: string, timeoutMs?: number): Promise<string> {
+  const { records } = await rpc.prompt(`/mcp ${line}`, timeoutMs === undefined ? {} : { timeoutMs });
+  return records.filter((record) => record.type === "extension_ui_request" && record.method === "notify").map((record) => String(record.message)).join("\n");
+}
