@@ -5,7 +5,8 @@
  * resource checks) persisted in the credential store.
  *
  * Three modes:
- * - `background`: a live connection. It sends the stored access token,
+ * - `background`: a live connection. It sends the stored access token (read
+ *   from the store for every request, so a logout elsewhere takes effect),
  *   refreshes it before a known expiry and after a 401, and never starts an
  *   interactive flow: where the SDK would redirect a browser (or register a
  *   client) it throws AuthorizationRequiredError / ClientRegistrationRequiredError,
@@ -276,7 +277,9 @@ export class OAuthSession implements OAuthClientProvider {
         throw error;
       }
     }
-    const stored = (await this.entry().catch(() => undefined))?.tokens;
+    // Read anew for every request: after a logout or a new `auth` (another terminal too), a live
+    // connection sends what is stored now, never the tokens it read when it connected.
+    const stored = (await this.entry(true).catch(() => undefined))?.tokens;
     if (!stored) return undefined;
     if (!expiring(stored)) return stored.tokens as StoredOAuthTokens;
     return (await this.refreshBeforeExpiry()) as StoredOAuthTokens | undefined;

@@ -162,14 +162,20 @@ export function registerPiMcp(pi: ExtensionAPI, kernelOptions: KernelOptions = {
     for (const listener of branchListeners) listener();
   });
 
-  pi.on("session_shutdown", async (event) => {
+  pi.on("session_shutdown", async (event, ctx) => {
     const ready = hostReady;
     hostReady = undefined;
     currentHost = undefined;
     for (const observer of observers) observer.stop();
     observers = [];
     const current = await ready?.catch(() => undefined);
-    // Replaced sessions (/reload, /new, /resume, /fork) hand their live connections to the next one.
-    await current?.shutdown(undefined, event.reason === "quit" ? "quit" : "replaced");
+    if (!current) return;
+    if (event.reason === "quit") return current.shutdown(undefined, "quit");
+    // Replaced sessions (/reload, /new, /resume, /fork) hand their live connections to the next one, but only
+    // those whose definition is still the one in settings.json now (re-read: it may have changed since the session started).
+    const settings = await environment(ctx)
+      .loadConfig()
+      .catch(() => undefined);
+    await current.shutdown(undefined, "replaced", { ...(settings && { settings }) });
   });
 }

@@ -72,6 +72,8 @@ export class ServerConnection {
   private causeText: string | undefined;
   private connectedAt: number | undefined;
   private closing = false;
+  /** The authentication identity (settings and stored credentials) the current client was built with. */
+  private builtWith: string | undefined;
   private generation = 0;
   private toolList: Tool[] = [];
   /** Resources and templates of the current client, kept with the connection (and across handoff). */
@@ -167,6 +169,15 @@ export class ServerConnection {
     events.stateChanged(this);
     events.toolsChanged(this);
     await kernel.hooks.serverConnected.promise(live);
+  }
+
+  /**
+   * Whether the stored credentials are still the ones this client was built
+   * with (re-read now): after a logout or a new `auth`, even in another
+   * terminal, a retained client must not carry the old ones to a new session.
+   */
+  stillAuthorizedAsBuilt(): boolean {
+    return this.builtWith === authIdentityOf(this.kernel, this.context);
   }
 
   /** Whether the pool may keep this connection for the next session. */
@@ -301,6 +312,8 @@ export class ServerConnection {
 
   private async connectOnce(generation: number, started: StartedParts): Promise<void> {
     const hooks = this.kernel.hooks;
+    // What the credentials are when this client gets them: a handoff checks they still are (see stillAuthorizedAsBuilt).
+    this.builtWith = authIdentityOf(this.kernel, this.context);
     const auth = await hooks.auth.promise(this.context);
     const handle = await hooks.createTransport.promise({ ...this.context, auth });
     if (!handle) throw new PiMcpError("invalid_settings", `no transport plugin handles "${this.entry.transport}"`);
@@ -552,4 +565,15 @@ function filterTools(tools: Tool[], filter: { include?: readonly string[]; exclu
   const include = filter.include ? picomatch([...filter.include], { dot: true }) : () => true;
   const exclude = filter.exclude?.length ? picomatch([...filter.exclude], { dot: true }) : () => false;
   return tools.filter((tool) => include(tool.name) && !exclude(tool.name));
+}
+
+/**
+ * The authentication a connection of `context` would use: its auth settings,
+ * refined by the auth plugins (the stored OAuth credentials, read now). It
+ * holds the settings' resolved values: keep it in memory, hash it for keys.
+ */
+export function authIdentityOf(kernel: Kernel, context: ConnectionContext): string {
+  const definition = context.server.definition;
+  const settings = definition === undefined || definition.transport === "stdio" ? null : (definition.auth ?? null);
+  return kernel.hooks.authIdentity.call(JSON.stringify(settings), context);
 }

@@ -5,7 +5,7 @@ import type { Kernel } from "../kernel/kernel.ts";
 import type { ConnectionContext, HostContext, Redactor, SystemPromptContext } from "../kernel/types.ts";
 import { withoutRootFolders } from "../config/roots.ts";
 import { coalesce } from "./coalesce.ts";
-import { CATALOG_COALESCE_MS, ServerConnection, type ConnectionEvents, type ConnectionStatus } from "./connection.ts";
+import { CATALOG_COALESCE_MS, ServerConnection, authIdentityOf, type ConnectionEvents, type ConnectionStatus } from "./connection.ts";
 import { canonicalPath } from "../config/paths.ts";
 import type { Exposure, ServerEntry } from "../config/types.ts";
 import { exposureOf } from "./exposure.ts";
@@ -32,6 +32,12 @@ export interface ToolSink {
   register(tools: readonly BridgedTool[]): void;
   /** Tools whose server no longer offers them (Pi cannot unregister; they are deactivated). */
   deactivate(names: readonly string[]): void;
+}
+
+/** What a replaced session knows at handoff. */
+export interface Handoff {
+  /** The settings as they are now (re-read by the caller): a connection whose definition changed is closed, not retained. */
+  readonly settings?: EffectiveConfig;
 }
 
 export interface HostEvents {
@@ -175,20 +181,35 @@ export class McpHost {
     return JSON.stringify({ ...entry, definition, capabilities: this.kernel.hooks.clientCapabilities.call({}, this.probeContext(entry)) });
   }
 
-  private poolKeyOf(entry: ServerEntry): string | undefined {
+  private poolKeyOf(entry: ServerEntry, config: EffectiveConfig = this.config): string | undefined {
     if (!this.pool || !entry.enabled || !entry.definition) return undefined;
     const probe = this.probeContext(entry);
     return poolKey({
       projectRoot: canonicalPath(this.context.cwd),
-      trusted: this.config.sources.projectTrusted,
+      trusted: config.sources.projectTrusted,
       // Other root folders are announced to a reused connection, not a reason for a new one.
       definition: withoutRootFolders(entry.definition),
       // The auth settings, refined by the auth plugins (stored OAuth credentials: logged out or authorized anew).
-      authIdentity: this.kernel.hooks.authIdentity.call(JSON.stringify(entry.definition.transport === "stdio" ? null : (entry.definition.auth ?? null)), probe),
-      connectTimeoutMs: entry.definition.connectTimeoutMs ?? this.config.connectTimeoutMs,
-      requestTimeoutMs: entry.definition.requestTimeoutMs ?? this.config.requestTimeoutMs,
+      authIdentity: authIdentityOf(this.kernel, probe),
+      connectTimeoutMs: entry.definition.connectTimeoutMs ?? config.connectTimeoutMs,
+      requestTimeoutMs: entry.definition.requestTimeoutMs ?? config.requestTimeoutMs,
       capabilities: this.kernel.hooks.clientCapabilities.call({}, probe),
     });
+  }
+
+  /**
+   * The pool key under which `connection` may wait for the next session, or
+   * undefined when it must close instead: its definition is no longer the one
+   * in `settings` (re-read at handoff: changed, disabled, removed, or the
+   * settings became invalid), or the stored credentials are no longer the
+   * ones it was built with (a logout or a new `auth`, maybe in another terminal).
+   */
+  private retainKeyOf(connection: ServerConnection, settings: EffectiveConfig): string | undefined {
+    if (!connection.reusable || !settings.valid) return undefined;
+    const entry = settings.servers.find((candidate) => candidate.name === connection.name && !candidate.masked);
+    if (!entry || this.connectionIdentity(entry) !== this.connectionIdentity(connection.entry)) return undefined;
+    if (!connection.stillAuthorizedAsBuilt()) return undefined;
+    return this.poolKeyOf(entry, settings);
   }
 
   connection(name: string): ServerConnection | undefined {
@@ -327,15 +348,15 @@ export class McpHost {
    * `fork`), live connections wait in the pool for the next session; on quit,
    * and for anything not reusable, connections close within the budget.
    */
-  async shutdown(budgetMs: number = DEFAULTS.shutdownBudgetMs, reason: "quit" | "replaced" = "quit"): Promise<void> {
+  async shutdown(budgetMs: number = DEFAULTS.shutdownBudgetMs, reason: "quit" | "replaced" = "quit", handoff: Handoff = {}): Promise<void> {
     this.stopped = true;
     this.syncTools.cancel();
     if (reason === "replaced" && this.pool) {
+      const settings = handoff.settings ?? this.config;
       for (const [name, connection] of [...this.connections]) {
-        // Computed now: credentials may have changed since the connection opened (an `auth` in this session).
-        const entry = this.config.servers.find((candidate) => candidate.name === name);
-        const key = entry && this.poolKeyOf(entry);
-        if (key === undefined || !connection.reusable) continue;
+        // Decided now, from the settings and credentials as they are: anything else closes below, within the budget.
+        const key = this.retainKeyOf(connection, settings);
+        if (key === undefined) continue;
         this.connections.delete(name);
         this.pool.retain(key, connection);
       }
