@@ -11,6 +11,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { CredentialStore, bindingFor } from "../../src/auth/store.ts";
 import { smallDisk, type SmallDisk } from "../helpers/disk.ts";
 import { runCli, strayFiles, useSandbox } from "../helpers/tmp.ts";
+import { eventually } from "../helpers/wait.ts";
 
 const sandbox = useSandbox();
 const DOCS = { url: "https://mcp.example.com/mcp" };
@@ -172,10 +173,6 @@ describe("a symbolic link at mcp-auth.json", () => {
 });
 
 /** Waits until `path` exists (a writer's lock folder appearing). */
-async function waitForPath(path: string, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await lstat(path).then(() => true, () => false))) {
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${path}`);
-    await new Promise((resolve) => setTimeout(resolve, 5));
-  }
+async function waitForPath(path: string, timeoutMs = 15_000): Promise<void> {
+  await eventually(() => lstat(path).then(() => true, () => false), timeoutMs, () => `${path} never appeared`);
 }

@@ -17,6 +17,7 @@ import { RetainedLog } from "../../src/runtime/retained-log.ts";
 import { writePrivateFile } from "../../src/runtime/private-files.ts";
 import { smallDisk, type SmallDisk } from "../helpers/disk.ts";
 import { fixtureServer, startHost, stopAllHosts, until } from "../helpers/host.ts";
+import { fileWhere } from "../helpers/wait.ts";
 import { REPO_ROOT, createSandbox, nodeBinary, runCli, strayFiles, type Sandbox } from "../helpers/tmp.ts";
 import { filesUnder } from "./_shared.ts";
 
@@ -293,11 +294,7 @@ async function age(paths: string[], ms: number): Promise<void> {
 
 /** Waits until `path` exists and holds `text` (polled: the writer gives no other sign). */
 async function waitForText(path: string, text: string, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await readFile(path, "utf8").catch(() => "")).includes(text)) {
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${JSON.stringify(text)} in ${path}`);
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
+  await fileWhere(path, (content) => content.includes(text), timeoutMs);
 }
 
 /** Counts temporary files created in `folder` (each write attempt creates one). */

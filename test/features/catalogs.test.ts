@@ -7,7 +7,7 @@ import { MAX_CATALOG_PAGES } from "../../src/runtime/paging.ts";
 import { ConnectionPool } from "../../src/runtime/pool.ts";
 import { fileURLToPath } from "node:url";
 import { nodePath } from "../helpers/servers.ts";
-import { everythingStdio, fixtureServer, packageServer, startHost, stopAllHosts, textOf, until, type RawDefinition, type TestHost } from "../helpers/host.ts";
+import { eventually, everythingStdio, fixtureServer, packageServer, startHost, stopAllHosts, textOf, until, type RawDefinition, type TestHost } from "../helpers/host.ts";
 import { startPostgres, type RunningPostgres } from "../helpers/postgres.ts";
 import { fakeServices, type FakeServices } from "../helpers/services.ts";
 
@@ -103,7 +103,7 @@ describe("resource catalogs kept with the connection", () => {
     const { h, services } = await withResources({ cat: catalog() });
     expect(await listings(h, "cat")).toMatchObject({ "resources/list": 1 });
     await h.call("mcp__cat__add", { name: "fresh" });
-    await eventually(async () => textOf(await fixed(services, "list_mcp_resources")).includes("cat: res://added/fresh"));
+    await eventually(async () => textOf(await fixed(services, "list_mcp_resources")).includes("cat: res://added/fresh"), 15_000);
     expect(await listings(h, "cat")).toMatchObject({ "resources/list": 2 });
   });
 
@@ -112,7 +112,7 @@ describe("resource catalogs kept with the connection", () => {
     expect(h.status("modern").protocolVersion).toBe("2026-07-28");
     expect(textOf(await fixed(services, "list_mcp_resources"))).not.toContain("note://late");
     await h.call("mcp__modern__add", { name: "late" });
-    await eventually(async () => textOf(await fixed(services, "list_mcp_resources")).includes("modern: note://late"));
+    await eventually(async () => textOf(await fixed(services, "list_mcp_resources")).includes("modern: note://late"), 15_000);
   });
 
   it("travel with the connection to the next session: no new listing after /reload", async () => {
@@ -135,12 +135,3 @@ describe("resource catalogs kept with the connection", () => {
     expect(textOf(await h.call("mcp__endless__counts"))).toContain('"resources/templates/list":1');
   }, 60_000);
 });
-
-/** Retries an async check until it holds (or fails after `timeoutMs`). */
-async function eventually(check: () => Promise<boolean>, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`still not true after ${timeoutMs} ms`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-}

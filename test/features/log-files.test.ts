@@ -7,6 +7,7 @@ import { retainedLogPath } from "../../plugins/logging/index.ts";
 import { runCommandLine } from "../../src/commands/index.ts";
 import { REDACTED, createRedactor } from "../../src/safety/text.ts";
 import { buildConfig, fixtureServer, piEnvironment, startHost, stopAllHosts, type TestHost } from "../helpers/host.ts";
+import { fileWhere } from "../helpers/wait.ts";
 
 afterEach(stopAllHosts);
 
@@ -20,16 +21,8 @@ async function logsShown(h: TestHost, server: string): Promise<string> {
   return result.output;
 }
 
-/** Waits until the log file holds `text` (the writer folds writes for 50 ms and gives no other sign). */
-async function fileWith(path: string, text: string, timeoutMs = 10_000): Promise<string> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const content = await readFile(path, "utf8").catch(() => "");
-    if (content.includes(text)) return content;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${JSON.stringify(text)} in ${path}; it holds ${JSON.stringify(content.slice(-300))}`);
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-}
+/** The log file's text once it holds `text` (the writer folds writes for 50 ms and gives no other sign). */
+const fileWith = (path: string, text: string): Promise<string> => fileWhere(path, (content) => content.includes(text));
 
 describe("retained-log files", () => {
   it("are redacted and free of terminal controls exactly like /mcp logs shows them (stderr and MCP logging alike)", async () => {

@@ -1,9 +1,10 @@
 // `/mcp logs` shows the newest part of the retained logs within Pi's display
 // limit and, when it cuts, names the private retained-log files that hold more.
-import { readFile, stat } from "node:fs/promises";
+import { stat } from "node:fs/promises";
 import { afterEach, expect, it } from "vitest";
 import { runCommandLine } from "../../src/commands/index.ts";
 import { fixtureServer, piEnvironment, startHost, stopAllHosts, until, type TestHost } from "../helpers/host.ts";
+import { fileWhere } from "../helpers/wait.ts";
 
 afterEach(stopAllHosts);
 
@@ -11,17 +12,6 @@ const DISPLAY_BYTES = 50 * 1024;
 
 function logs(h: TestHost, ...argv: string[]) {
   return runCommandLine([...h.host.kernelInstance.commands], ["logs", ...argv], piEnvironment(h));
-}
-
-/** The file's text once `done` holds for it (log files are written at most every 50 ms). */
-async function fileOnceIt(path: string, done: (text: string) => boolean): Promise<string> {
-  let text = "";
-  const deadline = Date.now() + 10_000;
-  while (!done((text = await readFile(path, "utf8").catch(() => "")))) {
-    if (Date.now() > deadline) throw new Error(`${path} never reached the expected content (${text.length} characters)`);
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-  return text;
 }
 
 /** The files a cut output names, in order. */
@@ -42,7 +32,7 @@ it("when the logs exceed Pi's display limit, shows the newest part and names the
   expect(Buffer.byteLength(one.output)).toBeLessThanOrEqual(DISPLAY_BYTES + 1024);
   // The named file is the private copy of the whole retained log (its newest 256 KiB), more than was shown.
   const [file] = files!;
-  const content = await fileOnceIt(file!, (text) => text.includes("FLOOD DONE"));
+  const content = await fileWhere(file!, (text) => text.includes("FLOOD DONE"));
   expect(content.length).toBeGreaterThan(one.output.length);
   expect(content.endsWith("FLOOD DONE\n")).toBe(true);
   expect(file!.startsWith(`${h.privateDir}/`)).toBe(true);
@@ -61,5 +51,5 @@ it("when the logs exceed Pi's display limit, shows the newest part and names the
   expect(named).toContain(file);
   expect(named).toHaveLength(2);
   const quietFile = named.find((path) => path !== file)!;
-  expect(await fileOnceIt(quietFile, (text) => text.includes("a quiet line"))).not.toContain("FLOOD");
+  expect(await fileWhere(quietFile, (text) => text.includes("a quiet line"))).not.toContain("FLOOD");
 });

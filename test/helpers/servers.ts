@@ -5,7 +5,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
-import { connect, createServer } from 'node:net';
+import { createServer } from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -104,23 +104,34 @@ function stopper(child: ChildProcess): () => Promise<void> {
   };
 }
 
-/** Resolves once `port` accepts a TCP connection; rejects if `child` exits first or after `timeoutMs`. */
-async function waitForPort(port: number, child: ChildProcess, output: () => string, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    if (exited(child)) throw new Error(`Server exited (code ${child.exitCode}, signal ${child.signalCode}) before listening on ${port}:\n${output()}`);
-    const open = await new Promise<boolean>((resolve) => {
-      const socket = connect(port, '127.0.0.1');
-      socket.once('connect', () => {
-        socket.destroy();
-        resolve(true);
-      });
-      socket.once('error', () => resolve(false));
-    });
-    if (open) return;
-    if (Date.now() > deadline) throw new Error(`Server did not listen on ${port} within ${timeoutMs} ms:\n${output()}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
+/**
+ * Resolves with the first match of `pattern` in what `child` writes (stdout and
+ * stderr): the line a server prints once it listens. Rejects if `child` exits
+ * first or after `timeoutMs`.
+ */
+function waitForOutput(child: ChildProcess, pattern: RegExp, output: () => string, timeoutMs: number): Promise<RegExpExecArray> {
+  return new Promise((resolve, reject) => {
+    let seen = '';
+    const finish = (settle: () => void) => {
+      clearTimeout(timer);
+      child.stdout?.off('data', onData);
+      child.stderr?.off('data', onData);
+      child.off('exit', onExit);
+      settle();
+    };
+    const onData = (chunk: Buffer) => {
+      seen += chunk.toString();
+      const match = pattern.exec(seen);
+      if (match) finish(() => resolve(match));
+    };
+    const onExit = (code: number | null, signal: NodeJS.Signals | null) =>
+      finish(() => reject(new Error(`the server exited (code ${code}, signal ${signal}) before printing ${pattern}:\n${output()}`)));
+    const timer = setTimeout(() => finish(() => reject(new Error(`the server did not print ${pattern} within ${timeoutMs} ms:\n${output()}`))), timeoutMs);
+    child.stdout?.on('data', onData);
+    child.stderr?.on('data', onData);
+    child.once('exit', onExit);
+    if (exited(child)) onExit(child.exitCode, child.signalCode);
+  });
 }
 
 /**
@@ -138,7 +149,8 @@ export async function startEverything(mode: 'streamableHttp' | 'sse', { timeoutM
     const output = captureOutput(child);
     const stop = stopper(child);
     try {
-      await waitForPort(port, child, output, timeoutMs);
+      // It prints this once it listens (streamableHttp: "… listening on port N", sse: "… running on port N").
+      await waitForOutput(child, new RegExp(`(listening|running) on port ${port}\\b`), output, timeoutMs);
     } catch (error) {
       lastError = error; // most likely the port was taken in between: try another
       await stop();
@@ -163,23 +175,7 @@ export async function startHttpFixture(name: string, args: string[] = [], { time
   const output = captureOutput(child);
   const stop = stopper(child);
   try {
-    const port = await new Promise<number>((resolve, reject) => {
-      let seen = '';
-      const timer = setTimeout(() => reject(new Error(`${name} did not print LISTENING within ${timeoutMs} ms:\n${output()}`)), timeoutMs);
-      const onData = (chunk: Buffer) => {
-        seen += chunk.toString();
-        const match = /LISTENING (\d+)/.exec(seen);
-        if (!match) return;
-        clearTimeout(timer);
-        child.stdout?.off('data', onData);
-        resolve(Number(match[1]));
-      };
-      child.stdout?.on('data', onData);
-      child.once('exit', (code, signal) => {
-        clearTimeout(timer);
-        reject(new Error(`${name} exited (code ${code}, signal ${signal}) before listening:\n${output()}`));
-      });
-    });
+    const port = Number((await waitForOutput(child, /LISTENING (\d+)/, output, timeoutMs))[1]);
     const baseUrl = `http://127.0.0.1:${port}`;
     return { url: `${baseUrl}/mcp`, baseUrl, port, process: child, stop };
   } catch (error) {

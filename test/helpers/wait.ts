@@ -1,3 +1,5 @@
+import { readFile } from "node:fs/promises";
+
 /**
  * Waiting for events, never for time: every wait here ends when the thing
  * awaited has happened, and its bound only fails a test that is really stuck.
@@ -16,12 +18,16 @@ export async function until(condition: () => boolean, timeoutMs: number, describ
   }
 }
 
-/** Like `until`, for a condition that must be asked for (a request to a server, a file read): resolves with its first defined answer. */
-export async function eventually<T>(probe: () => Promise<T | undefined>, timeoutMs: number, describe: () => string = () => "no answer"): Promise<T> {
+/**
+ * Like `until`, for a condition that must be asked for (a request to a server,
+ * a file read): resolves with the probe's first answer that is neither
+ * `undefined` nor `false`.
+ */
+export async function eventually<T>(probe: () => Promise<T | undefined | false>, timeoutMs: number, describe: () => string = () => "no answer"): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const answer = await probe();
-    if (answer !== undefined) return answer;
+    if (answer !== undefined && answer !== false) return answer;
     if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms: ${describe()}`);
     await new Promise((resolve) => setTimeout(resolve, 10));
   }
@@ -61,4 +67,17 @@ export function eventWaiter(): EventWaiter {
       });
     },
   };
+}
+
+/** The text of `path` once `holds` is true of it: a file another writer fills (a write announces nothing, so it is read again). */
+export function fileWhere(path: string, holds: (text: string) => boolean, timeoutMs = 15_000): Promise<string> {
+  let text = "";
+  return eventually(
+    async () => {
+      text = await readFile(path, "utf8").catch(() => "");
+      return holds(text) ? text : undefined;
+    },
+    timeoutMs,
+    () => `${path} never held what was awaited; it holds ${JSON.stringify(text.slice(-300))}`,
+  );
 }
