@@ -198,3 +198,14 @@ export async function fixtureEvents(file: string): Promise<FixtureEvent[]> {
   const text = await readFile(file, 'utf8').catch(() => '');
   return text.split('\n').filter(Boolean).map((line) => JSON.parse(line) as FixtureEvent);
 }
+
+/** Resolves with the first event in `file` that `match` accepts, once it is written; rejects after `timeoutMs`. */
+export async function fixtureEvent(file: string, match: (event: FixtureEvent) => boolean, timeoutMs = 15_000): Promise<FixtureEvent> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const found = (await fixtureEvents(file)).find(match);
+    if (found) return found;
+    if (Date.now() > deadline) throw new Error(`no such event in ${file} within ${timeoutMs} ms: ${JSON.stringify(await fixtureEvents(file))}`);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
