@@ -97,7 +97,7 @@ export function attentionNotices(memory: AttentionMemory, config: EffectiveConfi
       const count = config.issues.length;
       notices.push({
         level: "error",
-        text: safeText(`MCP is disabled: the settings have ${count} problem${count === 1 ? "" : "s"}. Run /mcp status (or pi-mcp list) to see them, then fix settings.json.`, redact),
+        text: safeText(`MCP is disabled: the settings have ${count} problem${count === 1 ? "" : "s"}, in ${filesOf(config)}. Run /mcp status (or pi-mcp list) to see ${count === 1 ? "it" : "them"}, then fix ${count === 1 ? "it" : "them"} there.`, redact),
       });
     }
     return notices;
@@ -124,6 +124,14 @@ export function attentionNotices(memory: AttentionMemory, config: EffectiveConfi
   return notices;
 }
 
+/** A failed server's cause in its notice: long enough for the evidence (an exit code and the last stderr lines). */
+const MAX_NOTICE_CAUSE = 600;
+
+/** The settings files that hold the problems (every issue names its file; one that does not counts as the global file). */
+function filesOf(config: EffectiveConfig): string {
+  return [...new Set(config.issues.map((issue) => issue.file ?? config.sources.globalPath))].join(" and ");
+}
+
 function noticeFor(server: string, kind: AttentionKind, cause: string | undefined, redact: Redactor): AttentionNotice {
   const name = JSON.stringify(server);
   switch (kind) {
@@ -138,7 +146,7 @@ function noticeFor(server: string, kind: AttentionKind, cause: string | undefine
       return {
         level: "error",
         // The cause is made safe whole before it is cut: a secret near the cut never shows in part.
-        text: safeText(`MCP server ${name} failed${cause ? `: ${safeHead(cause, redact, 200)}` : ""}. Run /mcp status for details, /mcp reconnect ${server} to try again.`, redact),
+        text: safeText(`MCP server ${name} failed${cause ? `: ${safeHead(cause, redact, MAX_NOTICE_CAUSE)}` : ""}. Run /mcp status for details, /mcp reconnect ${server} to try again.`, redact),
       };
   }
 }

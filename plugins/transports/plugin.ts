@@ -1,7 +1,7 @@
 import type { Transport } from "@modelcontextprotocol/client";
 import type { RemoteDefinition, ServerDefinition, StdioDefinition } from "../../src/config/types.ts";
 import type { Kernel, KernelPlugin } from "../../src/kernel/kernel.ts";
-import type { TransportContext } from "../../src/kernel/types.ts";
+import type { TransportContext, TransportHandle } from "../../src/kernel/types.ts";
 
 type DefinitionOf<K extends ServerDefinition["transport"]> = K extends "stdio" ? StdioDefinition : RemoteDefinition;
 
@@ -9,7 +9,7 @@ type DefinitionOf<K extends ServerDefinition["transport"]> = K extends "stdio" ?
 export function transportPlugin<K extends ServerDefinition["transport"]>(
   name: string,
   kind: K,
-  create: (definition: DefinitionOf<K>, context: TransportContext) => Transport,
+  create: (definition: DefinitionOf<K>, context: TransportContext) => Transport | TransportHandle,
 ): KernelPlugin {
   return {
     name,
@@ -17,7 +17,8 @@ export function transportPlugin<K extends ServerDefinition["transport"]>(
       kernel.hooks.createTransport.tapPromise(name, async (context) => {
         const definition = context.server.definition;
         if (definition?.transport !== kind) return undefined;
-        return { transport: create(definition as DefinitionOf<K>, context) };
+        const made = create(definition as DefinitionOf<K>, context);
+        return "transport" in made ? made : { transport: made };
       });
     },
   };

@@ -108,7 +108,10 @@ function buildEntry(candidate: Candidate, issues: ConfigIssue[], expansion: Expa
   if (issues.some((issue) => issue.file === file && (issue.path === prefix || issue.path.startsWith(`${prefix}.`) || issue.path.startsWith(`${prefix}[`)))) {
     return base; // its shape is already reported; relational rules would only repeat it
   }
+  const before = expansion.issues.length;
   const expanded = expandStrings(raw as RawServer, env, path, expansion, enabled);
+  // A missing variable is a problem of the file that holds the definition.
+  for (let index = before; index < expansion.issues.length; index++) expansion.issues[index] = { ...expansion.issues[index]!, file };
   const problems = checkRules(expanded, prefix, enabled);
   for (const message of problems) issues.push({ path: message.path, message: message.message, file });
   if (problems.length > 0) return base;

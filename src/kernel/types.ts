@@ -87,6 +87,15 @@ export interface TransportHandle {
   readonly transport: Transport;
   /** The child's process id for stdio transports. */
   readonly pid?: number;
+  /** What the transport saw of its server, for the cause of a failure (stdio: the exit and the last stderr). */
+  readonly evidence?: () => TransportEvidence;
+}
+
+export interface TransportEvidence {
+  /** How the server's process ended, in words: "exited with code 1", "was stopped by signal SIGKILL". */
+  readonly exit?: string;
+  /** The end of what the server wrote to stderr, raw (the host redacts, strips and cuts it). */
+  readonly stderrTail?: string;
 }
 
 export interface ToolNameContext {

@@ -5,11 +5,12 @@ import { exposureOf } from "./exposure.ts";
 import { effectiveRoots, rootsConfigured } from "../config/roots.ts";
 import { describeError, PiMcpError } from "../kernel/errors.ts";
 import type { Kernel } from "../kernel/kernel.ts";
-import type { ConnectionContext, HostContext, LiveConnection } from "../kernel/types.ts";
+import type { ConnectionContext, HostContext, LiveConnection, TransportEvidence, TransportHandle } from "../kernel/types.ts";
+import { ConnectTimeoutError, explainConnectFailure, explainLostConnection, LISTING } from "./explain.ts";
 import type { CallScope } from "../kernel/services.ts";
 import { safeHead, safeText } from "../safety/text.ts";
 import { coalesce } from "./coalesce.ts";
-import { authStateOf, classifyFailure, isExpiredSession, noStreamableHttpHint } from "./errors.ts";
+import { authStateOf, classifyFailure, isExpiredSession, noStreamableHttpHint, requestFailure } from "./errors.ts";
 import { invalidHeaderMarking } from "./header-declarations.ts";
 import { ANY_RESULT, collectPages } from "./paging.ts";
 import { listOptional, ResourceCatalog, type CatalogItem, type OptionalListMethod, type ResourceListMethod } from "./catalog.ts";
@@ -44,6 +45,8 @@ export interface ConnectionStatus {
  * so there the probe gets the whole connect timeout.
  */
 const STDIO_PROBE_TIMEOUT_MS = 3_000;
+/** A connect failure's cause quotes evidence (stderr lines): it may be longer than other causes. */
+const MAX_CAUSE_CHARS = 800;
 /** Catalog notifications are folded for this long before anything is re-listed. */
 export const CATALOG_COALESCE_MS = 50;
 
@@ -76,6 +79,10 @@ export class ServerConnection {
   private builtWith: string | undefined;
   private generation = 0;
   private toolList: Tool[] = [];
+  /** The current attempt's transport, whose evidence explains a failure. */
+  private handle: TransportHandle | undefined;
+  /** What the current attempt is doing, for the cause of a connect timeout. */
+  private phase = "starting";
   /** Resources and templates of the current client, kept with the connection (and across handoff). */
   private resourceCatalog: ResourceCatalog | undefined;
   /** Optional lists the current client's server answered with -32601 (logged once each). */
@@ -278,6 +285,8 @@ export class ServerConnection {
     const generation = ++this.generation;
     this.attempts++;
     this.nextRetryAt = undefined;
+    // /mcp logs shows where each attempt begins.
+    this.log.append(`[pi-mcp] ── connection attempt ${this.attempts} at ${new Date().toISOString()} ──\n`);
     this.setState("connecting");
     const started: StartedParts = {};
     try {
@@ -290,14 +299,24 @@ export class ServerConnection {
       await this.kernel.hooks.serverConnected.promise(this.live(generation));
     } catch (error) {
       if (generation !== this.generation || this.closing) return await closeParts(started);
+      // Read before the transport closes: how the process ended, what it wrote last.
+      const cause = this.explainFailure(error, started.handle?.evidence?.());
       await this.discardClient();
-      this.fail(error);
+      this.fail(error, cause);
     }
   }
 
-  private fail(error: unknown): void {
+  /** A failed attempt's cause in plain words, with its evidence (exit, stderr, HTTP status, network error), redacted and bounded. */
+  private explainFailure(error: unknown, evidence: TransportEvidence | undefined): string {
+    const definition = this.entry.definition;
+    const target = definition && definition.transport !== "stdio" ? URL.parse(definition.url)?.host : undefined;
+    const text = explainConnectFailure(error, { evidence, phase: this.phase, connectTimeoutMs: this.connectTimeoutMs, redact: this.host.redact, ...(target && { target }) });
     const hint = this.entry.transport === "http" ? noStreamableHttpHint(error) : undefined;
-    this.causeText = hint ? `${this.describe(error)} (${hint})` : this.describe(error);
+    return safeHead(hint ? `${text} (${hint})` : text, this.host.redact, MAX_CAUSE_CHARS);
+  }
+
+  private fail(error: unknown, cause = this.describe(error)): void {
+    this.causeText = cause;
     const kind = error instanceof PiMcpError && error.code === "invalid_settings" ? "terminal" : classifyFailure(error);
     if (kind === "auth") return this.setState("needs_auth");
     if (kind === "client_registration") return this.setState("needs_client_registration");
@@ -314,9 +333,13 @@ export class ServerConnection {
     const hooks = this.kernel.hooks;
     // What the credentials are when this client gets them: a handoff checks they still are (see stillAuthorizedAsBuilt).
     this.builtWith = authIdentityOf(this.kernel, this.context);
+    this.phase = "preparing its authentication";
     const auth = await hooks.auth.promise(this.context);
+    this.phase = "setting up its transport";
     const handle = await hooks.createTransport.promise({ ...this.context, auth });
     if (!handle) throw new PiMcpError("invalid_settings", `no transport plugin handles "${this.entry.transport}"`);
+    started.handle = handle;
+    this.handle = handle;
     // Closed while the hooks ran: start nothing (close() cannot see a client that does not exist yet).
     if (generation !== this.generation) throw new PiMcpError("connection_failed", "the connection was closed while it started");
     this.reusedAt = undefined; // a connection of its own from now on
@@ -348,12 +371,20 @@ export class ServerConnection {
     this.resourceCatalog = undefined;
     this.notImplemented = new Set();
     hooks.clientCreated.call(this.live(generation));
-    await withDeadline(client.connect(handle.transport, { timeout: this.connectTimeoutMs }), this.connectTimeoutMs, `connecting took longer than ${this.connectTimeoutMs} ms`);
+    this.phase = this.entry.transport === "stdio" ? "waiting for the server process to answer the protocol handshake" : "waiting for the server to answer the protocol handshake";
+    await withDeadline(client.connect(handle.transport, { timeout: this.connectTimeoutMs }), this.connectTimeoutMs);
+    this.phase = LISTING;
     this.pid = (handle.transport as { pid?: number | null }).pid ?? undefined;
     client.onclose = () => this.lost(generation);
     if (client.getServerCapabilities()?.resources) this.resourceCatalog = new ResourceCatalog((method) => this.listOptional(client, method));
     // Resources are optional: a listing that fails is kept for its reader, and the connection stands.
-    await Promise.all([this.loadTools(generation), this.resourceCatalog?.load()]);
+    await Promise.all([this.loadTools(generation).catch((error: unknown) => Promise.reject(this.namedListFailure(error))), this.resourceCatalog?.load()]);
+  }
+
+  /** A failed tools/list names its method (an authorization failure stays as it is: it is classified by its type). */
+  private namedListFailure(error: unknown): unknown {
+    if (error instanceof PiMcpError || authStateOf(error) !== undefined || classifyFailure(error) !== "retryable") return error;
+    return requestFailure(`${this.name} tools/list`, error, { timeoutMs: this.requestTimeoutMs, redact: this.host.redact });
   }
 
   /**
@@ -391,7 +422,8 @@ export class ServerConnection {
     this.transport = undefined;
     this.pid = undefined;
     this.attempts = 1;
-    this.fail(new PiMcpError("connection_failed", "the connection closed unexpectedly"));
+    const cause = safeHead(explainLostConnection(this.handle?.evidence?.(), this.host.redact), this.host.redact, MAX_CAUSE_CHARS);
+    this.fail(new PiMcpError("connection_failed", cause), cause);
   }
 
   private probeTimeoutMs(): number {
@@ -527,6 +559,7 @@ export class ServerConnection {
 interface StartedParts {
   client?: Client;
   transport?: Transport;
+  handle?: TransportHandle;
 }
 
 /**
@@ -540,10 +573,10 @@ async function closeParts(started: StartedParts): Promise<void> {
   await started.transport?.close().catch(() => undefined);
 }
 
-function withDeadline<T>(work: Promise<T>, ms: number, message: string): Promise<T> {
+function withDeadline<T>(work: Promise<T>, ms: number): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   const deadline = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new PiMcpError("connection_failed", message)), ms);
+    timer = setTimeout(() => reject(new ConnectTimeoutError(ms)), ms);
   });
   return Promise.race([work, deadline]).finally(() => clearTimeout(timer));
 }

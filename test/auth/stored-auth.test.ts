@@ -46,7 +46,7 @@ it("storedAuth is true only for credentials bound to the server's current URL an
   for (const [change, definition] of Object.entries(stale)) {
     const listed = await listedWith(definition);
     expect(listed.storedAuth, change).toBe(false);
-    expect(listed.row, change).toMatch(/\s+no\s+direct$/);
+    expect(listed.row, change).toMatch(/\s+no\s+direct\s+cwd$/);
   }
   // Nothing was deleted: back on the URL and client it is bound to, the entry counts again.
   expect((await listedWith(authorized)).storedAuth).toBe(true);

@@ -331,6 +331,19 @@ describe("roots", () => {
   });
 });
 
+describe("the file of a problem", () => {
+  it("every issue names the settings file that holds it, a missing ${NAME} included", async () => {
+    const box = sandbox();
+    const config = await load({ retry: { maxRetries: -1 }, servers: { docs: { command: "node", environment: { T: "${PI_MCP_UNSET_VARIABLE}" } } } });
+    expect(config.issues.map((issue) => [issue.path, issue.file])).toEqual(
+      expect.arrayContaining([
+        ["mcp.retry.maxRetries", box.globalSettings],
+        ["mcp.servers.docs.environment.T", box.globalSettings],
+      ]),
+    );
+  });
+});
+
 describe("server names", () => {
   it.each([
     ["a space", "bad name", 'mcp.servers["bad name"]'],

@@ -21,7 +21,11 @@ function namedFiles(output: string): string[] | undefined {
 }
 
 it("when the logs exceed Pi's display limit, shows the newest part and names the retained-log file of each server shown", async () => {
-  const h = await startHost({ flood: fixtureServer("stderr-flood", { FIXTURE_FLOOD_MB: "1" }), quiet: fixtureServer("witness") });
+  const h = await startHost({
+    flood: fixtureServer("stderr-flood", { FIXTURE_FLOOD_MB: "1" }),
+    quiet: fixtureServer("witness"),
+    off: fixtureServer("witness", {}, { enabled: false }),
+  });
   await until(() => h.host.connection("flood")?.log.text().includes("FLOOD DONE") === true, 20_000, () => `flood logged ${h.host.connection("flood")?.log.bytes} bytes`);
 
   const one = await logs(h, "flood");
@@ -43,13 +47,14 @@ it("when the logs exceed Pi's display limit, shows the newest part and names the
   expect(quiet.output).toMatch(/^== quiet ==\n/);
   expect(namedFiles(quiet.output)).toBeUndefined();
 
-  // Several servers: the combined text is cut, and every file named holds that server's log; an empty log has no file to name.
-  expect(namedFiles((await logs(h)).output)).toEqual([file]);
-  h.host.connection("quiet")!.log.append("a quiet line\n");
+  // Several servers: the combined text is cut, and every file named holds that server's log (an attempt line counts);
+  // a server that logged nothing at all (disabled: it never made an attempt) has no file to name.
   const all = await logs(h);
   const named = namedFiles(all.output)!;
   expect(named).toContain(file);
   expect(named).toHaveLength(2);
+  expect(named.some((path) => path.endsWith("/off.log"))).toBe(false);
+  h.host.connection("quiet")!.log.append("a quiet line\n");
   const quietFile = named.find((path) => path !== file)!;
   expect(await fileWhere(quietFile, (text) => text.includes("a quiet line"))).not.toContain("FLOOD");
 });

@@ -22,7 +22,10 @@ function config(): EffectiveConfig {
   );
 }
 
-const invalid = { valid: false, issues: [{ path: "mcp.servers.x.url", message: "must be an absolute http:// or https:// URL" }], servers: [], secrets: new Set<string>() } as unknown as EffectiveConfig;
+const GLOBAL = "/home/me/.pi/agent/settings.json";
+const PROJECT = "/project/.pi/settings.json";
+const sources = { globalPath: GLOBAL, projectPath: PROJECT, projectTrusted: true };
+const invalid = { valid: false, issues: [{ path: "mcp.servers.x.url", message: "must be an absolute http:// or https:// URL", file: GLOBAL }], servers: [], secrets: new Set<string>(), sources } as unknown as EffectiveConfig;
 
 function status(name: string, state: ConnectionState, cause?: string): ConnectionStatus {
   return { name, state, attempts: state === "retrying" ? 1 : 0, tools: 0, ...(cause && { cause }) } as ConnectionStatus;
@@ -142,7 +145,7 @@ describe("Attention Notices", () => {
     f.observer().update();
     f.observer().update(); // a reload with the same broken settings
     expect(f.calls.notices).toEqual([
-      { level: "error", text: "MCP is disabled: the settings have 1 problem. Run /mcp status (or pi-mcp list) to see them, then fix settings.json." },
+      { level: "error", text: `MCP is disabled: the settings have 1 problem, in ${GLOBAL}. Run /mcp status (or pi-mcp list) to see it, then fix it there.` },
     ]);
     expect(f.calls.status).toEqual(["MCP 0/0 · invalid settings", "MCP 0/0 · invalid settings"]);
     f.host.config = config();
@@ -150,6 +153,20 @@ describe("Attention Notices", () => {
     f.host.config = invalid;
     f.observer().update();
     expect(f.calls.notices).toHaveLength(2);
+  });
+
+  it("names every settings file that holds a problem", () => {
+    const f = fixture();
+    f.host.config = {
+      ...invalid,
+      issues: [
+        { path: "mcp.servers.x.url", message: "must be an absolute http:// or https:// URL", file: GLOBAL },
+        { path: "mcp.retry.maxRetries", message: "must be an integer", file: PROJECT },
+        { path: "mcp.servers.y.environment.T", message: "environment variable T is not set", file: PROJECT },
+      ],
+    } as EffectiveConfig;
+    f.observer().update();
+    expect(f.calls.notices).toEqual([{ level: "error", text: `MCP is disabled: the settings have 3 problems, in ${GLOBAL} and ${PROJECT}. Run /mcp status (or pi-mcp list) to see them, then fix them there.` }]);
   });
 
   it("shows nothing in print, JSON and RPC modes", () => {

@@ -1,0 +1,170 @@
+// Failures that explain themselves: the cause `pi-mcp test`, `/mcp status` and
+// the Attention Notice show for a server that exits while connecting (exit
+// code or signal, and its last stderr lines, redacted and stripped), a program
+// that cannot start, an HTTP status, a network error's own code and address,
+// and a connect timeout (what the server was doing, and connectTimeoutMs).
+// Real processes and real loopback HTTP servers; the `test` command's core.
+import { createServer, type Server } from "node:http";
+import { mkdir, mkdtemp, realpath, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { commandsFor, runCommandLine } from "../../src/commands/index.ts";
+import { cliCommandEnvironment } from "../../src/commands/environment.ts";
+import { formatStatus, type TestedServer } from "../../src/commands/runtime.ts";
+import { createKernel, runtimeCommands } from "../../src/composition.ts";
+import { attentionNotices } from "../../plugins/observer/health.ts";
+import { STDERR_LINE_CHARS, STDERR_TAIL_LINES } from "../../src/runtime/explain.ts";
+import { createRedactor } from "../../src/safety/text.ts";
+import { freePort, nodePath } from "../helpers/servers.ts";
+import { childServers, fixtureServer, piEnvironment, startHost, stopAllHosts } from "../helpers/host.ts";
+
+const SECRET = "s3cr3t-Stderr-Value-77";
+// eslint-disable-next-line no-control-regex
+const CONTROLS = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/;
+
+let root: string;
+const servers: Server[] = [];
+beforeEach(async () => {
+  root = await realpath(await mkdtemp(join(tmpdir(), "pi-mcp-causes-")));
+  await mkdir(join(root, "agent"));
+  await mkdir(join(root, "project"));
+});
+afterEach(async () => {
+  await stopAllHosts();
+  await Promise.all(servers.splice(0).map((server) => new Promise((resolve) => server.close(resolve))));
+  await rm(root, { recursive: true, force: true });
+});
+
+/** Runs `pi-mcp test --all --json` (the command core, as the CLI does) over these servers. */
+async function tested(definitions: Record<string, unknown>, connectTimeoutMs = 8_000): Promise<Record<string, TestedServer>> {
+  await writeFile(join(root, "agent", "settings.json"), JSON.stringify({ mcp: { connectTimeoutMs, servers: definitions } }));
+  const env = { PATH: process.env.PATH ?? "", HOME: root, PI_CODING_AGENT_DIR: join(root, "agent"), CAUSE_SECRET: SECRET };
+  const result = await runCommandLine(commandsFor("cli", runtimeCommands()), ["test", "--all", "--json"], cliCommandEnvironment(join(root, "project"), env, async () => createKernel()));
+  const list = (result.json as { servers: TestedServer[] }).servers;
+  return Object.fromEntries(list.map((server) => [server.name, server]));
+}
+
+/** A stdio server that runs `script` with Node. */
+const node = (script: string, extra: Record<string, unknown> = {}) => ({ command: nodePath(), args: ["-e", script], ...extra });
+
+/** A loopback HTTP server that answers every request with `status`. */
+async function answering(status: number): Promise<string> {
+  const server = createServer((_request, response) => {
+    response.statusCode = status;
+    response.end("not here");
+  });
+  servers.push(server);
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const address = server.address() as { port: number };
+  return `http://127.0.0.1:${address.port}/mcp`;
+}
+
+describe("a stdio server that exits while connecting", () => {
+  it("is explained by its exit code and the stderr line that names the problem, not by the protocol probe", async () => {
+    const missing = join(root, "server.js");
+    const result = await tested({ gone: { command: nodePath(), args: [missing] } });
+    expect(result.gone!.ok).toBe(false);
+    expect(result.gone!.error).toMatch(/^the server process exited with code 1 while connecting; its last stderr lines: Error: Cannot find module '.*server\.js'/);
+    expect(result.gone!.error).not.toMatch(/negotiation|probe/i);
+    expect(childServers()).toEqual([]);
+  });
+
+  it("quotes at most a few stderr lines, each bounded, redacted and free of terminal controls", async () => {
+    const script = [
+      "for (let i = 0; i < 50; i++) console.error('noise line ' + i);",
+      "console.error('\\u001b[31mFatal: token ' + process.env.TOKEN + ' was refused\\u001b[0m \\u009b2J' + 'x'.repeat(500));",
+      "console.error('    at someFrame (file.js:1:1)');",
+      "process.exit(3);",
+    ].join("\n");
+    const result = await tested({ noisy: node(script, { environment: { TOKEN: "${CAUSE_SECRET}" } }) });
+    const error = result.noisy!.error!;
+    expect(error).toMatch(/^the server process exited with code 3 while connecting; its last stderr line: Fatal: token ‹redacted› was refused/);
+    expect(error).not.toContain(SECRET);
+    expect(error).not.toMatch(CONTROLS);
+    expect(error).not.toContain("someFrame");
+    const quoted = error.slice(error.indexOf(": ", error.indexOf("stderr line")) + 2).split(" | ");
+    expect(quoted.length).toBeLessThanOrEqual(STDERR_TAIL_LINES);
+    for (const line of quoted) expect(line.length).toBeLessThanOrEqual(STDERR_LINE_CHARS + 1);
+  });
+
+  it("names the signal that ended a process killed while connecting", async () => {
+    const result = await tested({ killed: node("console.error('about to go'); process.kill(process.pid, 'SIGKILL')") });
+    expect(result.killed!.error).toMatch(/^the server process was stopped by signal SIGKILL while connecting; its last stderr line: about to go$/);
+  });
+
+  it("shows the same cause in /mcp status and in the Attention Notice", async () => {
+    const h = await startHost({ gone: { command: nodePath(), args: [join(root, "server.js")] } }, { retry: { maxRetries: 0 } });
+    const status = await h.waitForState("gone", "failed");
+    expect(status.cause).toMatch(/^the server process exited with code 1 while connecting; its last stderr lines: Error: Cannot find module/);
+    expect(formatStatus(h.config, h.host.status()).replace(/\n {4}/g, " ")).toContain(`cause: ${status.cause!.slice(0, 60)}`);
+    const [notice] = attentionNotices({ servers: new Map() }, h.config, h.host.status(), createRedactor(h.config.secrets));
+    expect(notice!.text).toContain(`MCP server "gone" failed: the server process exited with code 1 while connecting; its last stderr lines: Error: Cannot find module`);
+  });
+
+  it("a server that exits after it connected is explained the same way", async () => {
+    const h = await startHost({ crash: fixtureServer("crash") }, { retry: { maxRetries: 0 } });
+    await h.waitForTools(2, { server: "crash" });
+    await h.call("mcp__crash__crash").catch(() => undefined);
+    const status = await h.waitForState("crash", "failed");
+    expect(status.cause).toMatch(/^the connection closed unexpectedly: the server process exited with code 1/);
+  });
+});
+
+describe("a program that cannot be started", () => {
+  it("says which program, and why", async () => {
+    const result = await tested({ absent: { command: join(root, "no-such-server") } });
+    expect(result.absent!.error).toBe(`could not start ${JSON.stringify(join(root, "no-such-server"))}: no such program or folder (ENOENT)`);
+  });
+});
+
+describe("remote servers", () => {
+  it("a refused HTTP request shows the status code the server answered", async () => {
+    const result = await tested({ missing: { url: await answering(404) }, broken: { url: await answering(500) }, sse: { url: await answering(404), transport: "sse" } });
+    expect(result.missing!.error).toMatch(/^the server answered HTTP 404 Not Found/);
+    expect(result.broken!.error).toMatch(/^the server answered HTTP 500 Internal Server Error/);
+    expect(result.sse!.error).toMatch(/^the server answered HTTP 404 Not Found/);
+  });
+
+  it("a network failure shows the error's own code and address instead of `fetch failed`", async () => {
+    const port = await freePort();
+    const result = await tested({ http: { url: `http://127.0.0.1:${port}/mcp` }, sse: { url: `http://127.0.0.1:${port}/sse`, transport: "sse" }, blocked: { url: "http://127.0.0.1:1/mcp" } });
+    expect(result.http!.error).toBe(`could not reach 127.0.0.1:${port}: ECONNREFUSED 127.0.0.1:${port}`);
+    expect(result.sse!.error).toBe(`could not reach 127.0.0.1:${port}: ECONNREFUSED 127.0.0.1:${port}`);
+    expect(result.blocked!.error).toMatch(/^could not reach 127\.0\.0\.1:1: fetch refuses this port/);
+    for (const server of Object.values(result)) expect(server.error).not.toContain("fetch failed");
+  });
+});
+
+describe("a connect timeout", () => {
+  it("says what the server was doing last and that connectTimeoutMs raises the limit", async () => {
+    const script = "console.error('npm WARN exec The following package was not found and will be installed: @acme/slow-server'); setInterval(() => {}, 1000)";
+    const result = await tested({ slow: node(script) }, 600);
+    expect(result.slow!.error).toBe(
+      "connecting took longer than 600 ms (connectTimeoutMs) while waiting for the server process to answer the protocol handshake; " +
+        "its last stderr line: npm WARN exec The following package was not found and will be installed: @acme/slow-server. " +
+        "A server that needs longer to start (a first `npx -y` run downloads its package) needs a higher connectTimeoutMs in its definition",
+    );
+    expect(childServers()).toEqual([]);
+  });
+});
+
+describe("/mcp logs", () => {
+  it("separates connection attempts with a line carrying the attempt number and a time", async () => {
+    const before = Date.now();
+    const h = await startHost({ flaky: node("console.error('starting, pid ' + process.pid); process.exit(2)") }, { retry: { maxRetries: 2, initialDelayMs: 20 } });
+    await h.waitForState("flaky", "failed");
+    const logs = h.host.kernelInstance.commands.find((command) => command.name === "logs")!;
+    const { output } = await logs.run({ positionals: ["flaky"], options: {}, rest: undefined }, piEnvironment(h));
+    const attempts = [...output.matchAll(/^\[pi-mcp\] ── connection attempt (\d+) at (\S+) ──$/gm)];
+    expect(attempts.map((match) => Number(match[1]))).toEqual([1, 2, 3]);
+    for (const [, , time] of attempts) {
+      expect(Date.parse(time!)).toBeGreaterThanOrEqual(before - 1_000);
+      expect(Date.parse(time!)).toBeLessThanOrEqual(Date.now());
+    }
+    // Each attempt's own stderr follows its separator.
+    const sections = output.split(/^\[pi-mcp\] ── connection attempt \d+ at \S+ ──$/m).slice(1);
+    expect(sections).toHaveLength(3);
+    for (const section of sections) expect(section).toMatch(/starting, pid \d+/);
+  });
+});
