@@ -1,5 +1,4 @@
-import { mkdirSync, writeSync } from "node:fs";
-import { join } from "node:path";
+import { writeSync } from "node:fs";
 import {
   DEFAULT_MAX_BYTES,
   DEFAULT_MAX_LINES,
@@ -22,6 +21,7 @@ import type { SessionObserver } from "../kernel/pi-part.ts";
 import type { Truncator } from "../kernel/types.ts";
 import { McpHost } from "../runtime/host.ts";
 import { processPool } from "../runtime/pool.ts";
+import { processSessionFolders, type SessionFolder } from "../runtime/session-folders.ts";
 import { createRedactor } from "../safety/text.ts";
 import { completeArgumentsLive } from "./completion.ts";
 import { piServices } from "./services.ts";
@@ -60,6 +60,9 @@ export function registerPiMcp(pi: ExtensionAPI, kernelOptions: KernelOptions = {
   const branchListeners = new Set<() => void>();
   /** The started host, for synchronous work (the system prompt); commands await `hostReady`. */
   let currentHost: McpHost | undefined;
+  const sessionFolders = processSessionFolders();
+  /** The current session's private folder, held while it lives. */
+  let sessionFolder: SessionFolder | undefined;
   // Feature plugins own some commands; a kernel built now lists them (hosts build their own).
   const featureKernel = createKernel(kernelOptions);
   const featureCommands = featureKernel.commands;
@@ -116,8 +119,9 @@ export function registerPiMcp(pi: ExtensionAPI, kernelOptions: KernelOptions = {
     const loaded = await environment(ctx).loadConfig();
     const agent = agentDir();
     await importNotice(ctx, agent, loaded); // servers only Pi's built-in mcp.json names: one notice per change, never connected
-    const privateDir = join(agent, "pi-mcp", "sessions", ctx.sessionManager.getSessionId());
-    mkdirSync(privateDir, { recursive: true, mode: 0o700 });
+    // Held while the session lives: no sweep (of this Pi or another) removes it meanwhile.
+    sessionFolder = await sessionFolders.claim(agent, ctx.sessionManager.getSessionId(), ctx.sessionManager.getSessionFile());
+    const privateDir = sessionFolder.path;
     const kernel = createKernel(kernelOptions);
     const parts = await kernel.piParts();
     const redact = () => currentHost?.context.redact ?? context.redact;
@@ -131,6 +135,7 @@ export function registerPiMcp(pi: ExtensionAPI, kernelOptions: KernelOptions = {
     host.start();
     currentHost = host;
     updateObservers();
+    sessionFolders.sweepWhenDue(agent); // old session folders go in the background, at most once a day
     return host;
   };
 
@@ -169,13 +174,18 @@ export function registerPiMcp(pi: ExtensionAPI, kernelOptions: KernelOptions = {
     for (const observer of observers) observer.stop();
     observers = [];
     const current = await ready?.catch(() => undefined);
-    if (!current) return;
-    if (event.reason === "quit") return current.shutdown(undefined, "quit");
-    // Replaced sessions (/reload, /new, /resume, /fork) hand their live connections to the next one, but only
-    // those whose definition is still the one in settings.json now (re-read: it may have changed since the session started).
-    const settings = await environment(ctx)
-      .loadConfig()
-      .catch(() => undefined);
-    await current.shutdown(undefined, "replaced", { ...(settings && { settings }) });
+    if (current && event.reason === "quit") await current.shutdown(undefined, "quit");
+    else if (current) {
+      // Replaced sessions (/reload, /new, /resume, /fork) hand their live connections to the next one, but only
+      // those whose definition is still the one in settings.json now (re-read: it may have changed since the session started).
+      const settings = await environment(ctx)
+        .loadConfig()
+        .catch(() => undefined);
+      await current.shutdown(undefined, "replaced", { ...(settings && { settings }) });
+    }
+    // After the host finished its files: a run without a saved session removes its folder when it ends.
+    const folder = sessionFolder;
+    sessionFolder = undefined;
+    await sessionFolders.ended(folder, event.reason === "quit");
   });
 }
