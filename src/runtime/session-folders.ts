@@ -194,32 +194,37 @@ export interface SweepReport {
 }
 
 /**
- * Removes the session folders `policy` no longer keeps, oldest use first,
- * never one a live session holds. Stops between two folders when `signal` is
- * aborted.
+ * Removes the session folders `policy` no longer keeps, never one a live
+ * session holds: first, as it reads them, those unused for longer than the
+ * retention age and the unreachable ones (so even a sweep cut short makes
+ * progress); then, oldest use first, as many as the size cap needs. Stops
+ * between two folders when `signal` is aborted.
  */
 export async function sweepSessionFolders(root: string, policy: RetentionPolicy = RETENTION, signal?: AbortSignal): Promise<SweepReport> {
   const entries = await readdir(root, { withFileTypes: true }).catch(() => []);
-  const folders: FolderReport[] = [];
+  const oldest = Date.now() - policy.maxAgeMs;
+  const removed: string[] = [];
+  const kept: FolderReport[] = [];
   for (const entry of entries) {
     if (signal?.aborted) break;
     if (!entry.isDirectory() || entry.name.startsWith(".")) continue;
-    const report = await inspect(root, entry.name).catch(() => undefined);
-    if (report) folders.push(report);
+    const folder = await inspect(root, entry.name).catch(() => undefined);
+    if (!folder) continue;
+    if (!folder.live && (folder.unreachable || folder.lastUsed < oldest) && (await removeUnlessLive(root, folder.id))) removed.push(folder.id);
+    else kept.push(folder);
   }
-  folders.sort((a, b) => a.lastUsed - b.lastUsed);
-  const oldest = Date.now() - policy.maxAgeMs;
-  let total = folders.reduce((sum, folder) => sum + folder.bytes, 0);
-  const removed: string[] = [];
-  for (const folder of folders) {
-    if (signal?.aborted) break;
-    if (folder.live || !(folder.unreachable || folder.lastUsed < oldest || total > policy.maxBytes)) continue;
-    if (!(await removeUnlessLive(root, folder.id))) continue;
+  kept.sort((a, b) => a.lastUsed - b.lastUsed);
+  let total = kept.reduce((sum, folder) => sum + folder.bytes, 0);
+  let overCap = 0;
+  for (const folder of kept) {
+    if (signal?.aborted || total <= policy.maxBytes) break;
+    if (folder.live || !(await removeUnlessLive(root, folder.id))) continue;
     removed.push(folder.id);
     total -= folder.bytes;
+    overCap++;
   }
   await removeAbandonedLocks(root);
-  return { removed, kept: folders.length - removed.length, keptBytes: total };
+  return { removed, kept: kept.length - overCap, keptBytes: total };
 }
 
 /** Folder locks of a process killed while it held one, for folders that are gone. */

@@ -2,6 +2,7 @@
 // holding them: the retention sweep (age, size cap, unreachable sessions), the live
 // lock a running session holds (and a SIGKILLed one loses), at most one sweep a day.
 import { spawn, type ChildProcess } from "node:child_process";
+import { existsSync, watch } from "node:fs";
 import { mkdir, readFile, readdir, stat, utimes, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
@@ -217,16 +218,38 @@ describe("sweeping when due", () => {
     expect(await present()).toEqual([]);
   }, 30_000);
 
-  it("a sweep stopped when Pi quits is not recorded: the next start continues it", async () => {
-    await folder("old", { daysAgo: 40 });
-    const stopped = new AbortController();
-    stopped.abort();
-    expect((await sweepWhenDue(root, stopped.signal))?.removed).toEqual([]);
-    expect((await sweepWhenDue(root))?.removed).toEqual(["old"]);
+  it("a sweep stopped part-way (Pi quit) keeps what it removed and is not recorded: the next start continues it", async () => {
+    for (let i = 0; i < 20; i++) await folder(`old-${i}`, { daysAgo: 40 });
+    const quit = new AbortController();
+    // Pi quits as soon as the first folder is gone.
+    const watcher = watch(root, (_event, name) => name?.startsWith("old-") && !existsSync(join(root, name)) && quit.abort());
+    const first = await sweepWhenDue(root, quit.signal);
+    watcher.close();
+    expect(first!.removed.length).toBeGreaterThanOrEqual(1);
+    expect(first!.removed.length).toBeLessThan(20);
+    expect(await present()).toHaveLength(20 - first!.removed.length);
+    const second = await sweepWhenDue(root);
+    expect(second!.removed.length).toBe(20 - first!.removed.length);
+    expect(await present()).toEqual([]);
   });
 });
 
 describe("a Pi process's session folders", () => {
+  it("a process that exits without Pi's quit (process.exit) still removes its folders without a saved session", async () => {
+    const script = join(sandbox.root, "exiter.mjs");
+    await writeFile(
+      script,
+      `const { ProcessSessionFolders } = await import(${JSON.stringify(pathToFileURL(join(REPO_ROOT, "src/runtime/session-folders.ts")).href)});
+       const folders = new ProcessSessionFolders();
+       await folders.claim(process.argv[2], "unsaved", undefined);
+       await folders.claim(process.argv[2], "saved", process.argv[3]);
+       process.exit(0);`,
+    );
+    const child = spawn(nodeBinary(), ["--experimental-transform-types", "--no-warnings", script, sandbox.agentDir, sessionFile], { stdio: "inherit" });
+    expect(await new Promise((resolve) => child.on("exit", resolve))).toBe(0);
+    expect(await present()).toEqual(["saved"]);
+  });
+
   it("when Pi quits: the folders without a saved session are removed, saved ones are kept and let go", async () => {
     const folders = new ProcessSessionFolders();
     await folders.claim(sandbox.agentDir, "unsaved", undefined);
