@@ -127,11 +127,12 @@ describe("on a full disk", () => {
     await mkdir(privateDir, { mode: 0o700 });
     const h = await startHost({ talker: fixtureServer("logger") }, { privateDir });
     await h.waitForState("talker", "connected");
-    await h.call("mcp__talker__say", { text: "before the disk filled" });
+    // Only stderr (one line per call), so that no write is under way while the disk fills up.
+    await h.call("mcp__talker__say", { text: "before the disk filled", to: "stderr" });
     const file = retainedLogPath(privateDir, "talker");
     await waitForText(file, "before the disk filled", 10_000);
     await disk.fill();
-    for (let i = 0; i < 20; i++) await h.call("mcp__talker__say", { text: `while full ${i}` });
+    for (let i = 0; i < 20; i++) await h.call("mcp__talker__say", { text: `while full ${i}`, to: "stderr" });
     const log = h.host.connection("talker")!.log;
     await until(() => log.text().includes("cannot write the retained log file"), 10_000);
     expect(h.status("talker").state).toBe("connected");
