@@ -6,6 +6,8 @@
  * Every failure (a timeout, an error, a malformed answer) just means no
  * suggestions.
  */
+import type { Client } from "@modelcontextprotocol/client";
+import { isMethodNotFound } from "../../src/runtime/catalog.ts";
 import { ANY_RESULT } from "../../src/runtime/paging.ts";
 import type { Kernel, KernelPlugin } from "../../src/kernel/kernel.ts";
 import type { CompletionRequest } from "../../src/kernel/types.ts";
@@ -41,7 +43,15 @@ async function suggestedValues(request: CompletionRequest): Promise<string[]> {
     const values = result?.completion?.values;
     if (!Array.isArray(values)) return [];
     return [...new Set(values.filter((value): value is string => typeof value === "string"))].slice(0, MAX_COMPLETION_VALUES);
-  } catch {
+  } catch (error) {
+    // A server that declares completions but does not implement them (-32601) has none: said once per client.
+    if (isMethodNotFound(error) && !notImplemented.has(client)) {
+      notImplemented.add(client);
+      request.log?.("[pi-mcp] the server does not implement completion/complete (-32601 Method not found): it has no suggestions\n");
+    }
     return [];
   }
 }
+
+/** Clients whose server answered completion/complete with -32601. */
+const notImplemented = new WeakSet<Client>();

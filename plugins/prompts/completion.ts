@@ -63,7 +63,7 @@ export async function completePromptLine({ words, head, host }: LiveCompletionRe
   if (!prompt.arguments.some((arg) => arg.name === name)) return null;
   const value = pair.slice(split + 1).replace(/^["']/, "");
   const client = connection.requireClient();
-  const request = { client, requestTimeoutMs: connection.requestTimeoutMs, prompt: prompt.name, argument: name, value, context: given };
+  const request = { client, requestTimeoutMs: connection.requestTimeoutMs, prompt: prompt.name, argument: name, value, context: given, log: (text: string) => connection.log.append(text) };
   const values = (await host.kernelInstance.hooks.complete.promise(request)) ?? [];
   return items(values.map((suggestion) => ({ value: `${head}${inline}${name}=${quoteValue(suggestion)}`, label: shown(suggestion) })));
 }

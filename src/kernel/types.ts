@@ -57,6 +57,8 @@ export interface CompletionRequest {
   /** Arguments already given, which servers may use to narrow the values. */
   readonly context?: Readonly<Record<string, string>>;
   readonly signal?: AbortSignal;
+  /** Appends to the server's retained log (a server that does not implement completion is noted once). */
+  readonly log?: (text: string) => void;
 }
 
 /** A connection whose SDK client exists; handlers are registered on `client`. */

@@ -78,6 +78,15 @@ describe("a server that does not implement an optional list (-32601)", () => {
     expect(log.split("does not implement resources/templates/list")).toHaveLength(2);
   });
 
+  it("completion/complete answered with -32601 means no suggestions, said once in the server's log", async () => {
+    const h = await startHost({ lists: catalog({ FIXTURE_PROMPTS: "1" }) });
+    await h.waitForState("lists", "connected");
+    const completion = h.host.kernelInstance.commands.find((command) => command.name === "prompt")!.complete!;
+    expect(await completion({ words: ["lists", ""], head: "lists ", host: h.host })).toEqual([expect.objectContaining({ label: "greet" })]);
+    for (let i = 0; i < 2; i++) expect(await completion({ words: ["lists", "greet", "--arg", "name=A"], head: "lists greet --arg ", host: h.host })).toBeNull();
+    expect(h.host.connection("lists")!.log.text().split("does not implement completion/complete (-32601")).toHaveLength(2);
+  });
+
   it("a list that fails for another reason names the method; the other servers are still listed", async () => {
     const { services } = await withResources({ everything: everythingStdio(), deaddb: pg("postgresql://postgres@127.0.0.1:1/postgres") });
     const listed = textOf(await fixed(services, "list_mcp_resources"));
