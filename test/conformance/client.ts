@@ -302,19 +302,33 @@ async function main(): Promise<number> {
     },
   };
   const kernel = createKernel();
-  let settled: () => void = () => {};
-  const settling = new Promise<void>((resolve) => (settled = resolve));
+  const stateChanges = new Set<() => void>();
   const host = new McpHost(kernel, hostContext, sink, {
     statusChanged: () => {
-      const state = host.connection(SERVER)?.state;
-      if (state && SETTLED.has(state)) settled();
-      else if (state === "retrying") log(`retrying: ${host.connection(SERVER)?.status().cause ?? "?"}`);
+      if (host.connection(SERVER)?.state === "retrying") log(`retrying: ${host.connection(SERVER)?.status().cause ?? "?"}`);
+      for (const wake of [...stateChanges]) wake();
     },
   });
+  /** Waits (woken by the host's state changes) until the server is in a state the host does not leave by itself. */
+  const settle = () =>
+    new Promise<void>((resolve) => {
+      const check = () => {
+        if (!SETTLED.has(host.connection(SERVER)?.state ?? "disabled")) return;
+        clearTimeout(timer);
+        stateChanges.delete(check);
+        resolve();
+      };
+      const timer = setTimeout(() => {
+        stateChanges.delete(check);
+        resolve();
+      }, SETTLE_TIMEOUT_MS);
+      stateChanges.add(check);
+      check();
+    });
   try {
     await kernel.hooks.hostStart.promise(hostContext);
     host.start();
-    await withTimeout(settling, SETTLE_TIMEOUT_MS);
+    await settle();
     const definition = config.servers[0]!.definition as RemoteDefinition;
     const store = new CredentialStore(hostContext.agentDir);
     // A step-up (403 insufficient_scope) or a changed authorization server sends the server back to
@@ -324,6 +338,7 @@ async function main(): Promise<number> {
       while (authScenario && needsAuthorization(host) && authorizations <= MAX_REAUTHORIZATIONS) {
         authorizations++;
         await authorizeAsAPerson(host, definition, store);
+        await settle();
       }
       const status = host.connection(SERVER)?.status();
       if (status?.state !== "connected") throw new Error(`the server did not connect: ${status?.state ?? "unknown"}${status?.cause ? ` (${status.cause})` : ""}`);
@@ -405,19 +420,6 @@ async function authorizeAsAPerson(host: McpHost, definition: RemoteDefinition, s
     }
   }
   await host.reconnect(SERVER);
-  await settle(host);
-}
-
-/** Waits until the server is in a state the host does not leave by itself. */
-async function settle(host: McpHost): Promise<void> {
-  const deadline = Date.now() + SETTLE_TIMEOUT_MS;
-  while (Date.now() < deadline && !SETTLED.has(host.connection(SERVER)?.state ?? "disabled")) await new Promise((resolve) => setTimeout(resolve, 20));
-}
-
-async function withTimeout(work: Promise<void>, ms: number): Promise<void> {
-  let timer: NodeJS.Timeout | undefined;
-  await Promise.race([work, new Promise<void>((resolve) => (timer = setTimeout(resolve, ms)))]);
-  clearTimeout(timer);
 }
 
 function parseContext(text: string | undefined): ScenarioContext {

@@ -22,9 +22,9 @@ it("notes a changed subscribed resource for the next turn, naming server and URI
     await rpc.prompt("/mcp wait");
     const subscribed = await rpc.prompt(`/mcp subscribe everything ${URI}`);
     expect(JSON.stringify(subscribed.records)).toContain(`Subscribed to ${URI}`);
+    // Turning updates on, server-everything sends one for each subscribed resource at once (before the
+    // tool's answer, so it has reached the host when the turn ends), then more every 5 s.
     await rpc.prompt("turn updates on");
-    // server-everything sends updates for subscribed resources every few seconds.
-    await new Promise((resolve) => setTimeout(resolve, 6_000));
     await rpc.prompt("anything new?");
     const last = rpc.requests().at(-1)!;
     const seen = JSON.stringify(last.messages);
