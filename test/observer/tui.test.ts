@@ -16,6 +16,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { toolNameCandidate } from "../../src/runtime/tool-names.ts";
 import { FAUX_PROVIDER, makePiHome, NODE, piCli, readFauxLog, REPO_ROOT, killProcessTree, type PiHome } from "../e2e/harness/pi.ts";
+import { eventually } from "../helpers/wait.ts";
 
 const HAS_TMUX = spawnSync("tmux", ["-V"]).status === 0;
 if (!HAS_TMUX) console.warn("SKIPPED the Pi TUI observer test: tmux is not installed (apt-get install -y tmux)");
@@ -40,28 +41,42 @@ const tmux = (...args: string[]): string => execFileSync("tmux", ["-S", join(hom
 const screen = (): string => tmux("capture-pane", "-p", "-t", "obs");
 /** Everything Pi printed, scrollback included. */
 const history = (): string => tmux("capture-pane", "-p", "-S", "-", "-t", "obs");
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-async function waitFor(what: string, check: (text: string) => boolean, { timeoutMs = 10_000, read = screen } = {}): Promise<string> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const text = read();
-    if (check(text)) return text;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}; screen:\n${text}`);
-    await sleep(100);
-  }
+/** The screen (or history) once `check` holds for it: a terminal announces nothing, so it is read again. */
+async function waitFor(what: string, check: (text: string) => boolean, { timeoutMs = 30_000, read = screen } = {}): Promise<string> {
+  let text = "";
+  return eventually(async () => (check((text = read())) ? text : undefined), timeoutMs, () => `waiting for ${what}; screen:\n${text}`);
 }
 
-/** Types a line and submits it; a first Enter that only accepted a slash-command completion is followed by another. */
+/** The editor and what shows under it (a completion menu): from Pi's second-last separator to the line after the last. */
+function editorArea(shown: string): string {
+  const lines = shown.split("\n");
+  const separators = lines.flatMap((line, index) => (line.startsWith("───") ? [index] : []));
+  return lines.slice(separators.at(-2) ?? 0, (separators.at(-1) ?? lines.length) + 2).join("\n");
+}
+
+/** Whether the editor (the line above Pi's last separator) holds `text`. */
+function editorHolds(shown: string, text: string): boolean {
+  const lines = shown.split("\n");
+  return lines.some((line, index) => line.trim() === text && lines[index + 1]?.startsWith("───"));
+}
+
+/** The editor's state: its area and the cursor (accepting a completion such as `status ` moves it). */
+const editorState = (): string => `${tmux("display-message", "-p", "-t", "obs", "#{cursor_x},#{cursor_y}").trim()}\n${editorArea(screen())}`;
+
+/**
+ * Types a line and submits it. An Enter that arrives while a (late, asynchronous)
+ * completion menu is open only accepts the completion (the line stays, the cursor
+ * moves past the added space): once Pi has taken the Enter (the editor's state
+ * changed) and the line is still there, one more Enter submits it.
+ */
 async function submit(text: string): Promise<void> {
   tmux("send-keys", "-t", "obs", "-l", text);
-  await waitFor(`"${text}" in the editor`, (shown) => shown.includes(text));
-  await sleep(200);
+  await waitFor(`"${text}" in the editor`, (shown) => editorHolds(shown, text));
+  const typed = editorState();
   tmux("send-keys", "-t", "obs", "Enter");
-  await sleep(300);
-  const lines = screen().split("\n");
-  const editor = lines.findIndex((line, index) => line.trim() === text && lines[index + 1]?.startsWith("───"));
-  if (editor !== -1) tmux("send-keys", "-t", "obs", "Enter");
+  await waitFor("Pi to take the Enter", () => editorState() !== typed);
+  if (editorHolds(screen(), text)) tmux("send-keys", "-t", "obs", "Enter");
+  await waitFor(`"${text}" to be submitted`, (shown) => !editorHolds(shown, text));
 }
 
 const count = (text: string, needle: string) => text.split(needle).length - 1;
@@ -147,17 +162,16 @@ afterAll(async () => {
 it.skipIf(!HAS_TMUX)(
   "shows footer health, rows that expand and show progress in place, clean escapes, masked secrets, /mcp status and the HTML export",
   async () => {
-    const started = Date.now();
     // Footer: connected/enabled with the terminal failure grouped; one Attention Notice for it.
-    await waitFor("the footer ratio", (text) => text.includes("MCP 3/4 · 1 failed"), { timeoutMs: 20_000 });
+    await waitFor("the footer ratio", (text) => text.includes("MCP 3/4 · 1 failed"), { timeoutMs: 60_000 });
     await waitFor("the Attention Notice", (text) => text.includes('MCP server "broken" failed'));
-    await sleep(500);
-    expect(count(screen(), 'MCP server "broken" failed')).toBe(1);
     const paneTitle = tmux("display-message", "-p", "-t", "obs", "#{pane_title}"); // Pi's own title
 
     // A tool row appears (server and original tool name, arguments, state, counts) and expands.
     await submit("please echo");
     let text = await waitFor("the echo row", (shown) => shown.includes("done one"));
+    // Startup and a whole turn later (and before any row is expanded, which clears the scrollback): one notice only.
+    expect(count(history(), 'MCP server "broken" failed')).toBe(1);
     expect(text).toContain('MCP everything › echo  message="hello observer"');
     expect(text).toMatch(/✓ success · 1 text/);
     expect(text).not.toContain("output (model-visible)");
@@ -180,7 +194,7 @@ it.skipIf(!HAS_TMUX)(
         for (const match of shown.matchAll(/… running · (progress \d\/4 \(\d+%\))/g)) seen.add(match[1]!);
         return shown.includes("done two");
       },
-      { timeoutMs: 15_000 },
+      { timeoutMs: 30_000 },
     );
     expect(seen.size).toBeGreaterThanOrEqual(2);
     const afterProgress = history();
@@ -248,8 +262,6 @@ it.skipIf(!HAS_TMUX)(
     const resultText = JSON.stringify(toolResults);
     expect(resultText).toContain(`the token is ${SECRET}`);
     expect(resultText).toContain("\\u001b[31mRED");
-
-    expect(Date.now() - started).toBeLessThan(40_000);
   },
-  60_000,
+  120_000,
 );
