@@ -4,6 +4,7 @@ import { TRUST_OPTIONS } from "../src/commands/parse.ts";
 import type { CommandEnvironment, CommandResult, CommandSpec } from "../src/commands/types.ts";
 import { cliCommandEnvironment } from "../src/commands/environment.ts";
 import { RUNTIME_COMMANDS } from "../src/commands/runtime.ts";
+import { captureSdkConsole } from "../src/safety/sdk-output.ts";
 
 export interface CliOptions {
   /** The full argument vector after the program name, `--` and all. */
@@ -19,6 +20,7 @@ export interface CliOptions {
  * citty supplies `--help` and usage text; the core parses and runs.
  */
 export function createCli(options: CliOptions): CommandDef {
+  captureSdkConsole(); // the SDK's console output never reaches the terminal (see src/safety/sdk-output.ts)
   const commands = commandsFor("cli", RUNTIME_COMMANDS);
   const subCommands: Record<string, CommandDef> = {};
   for (const spec of commands) subCommands[spec.name] = subcommand(spec, commands, options);

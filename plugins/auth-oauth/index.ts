@@ -25,7 +25,8 @@ export class OAuthPlugin implements KernelPlugin {
       const definition = context.server.definition;
       if (!usesOAuth(definition)) return undefined;
       const store = new CredentialStore(context.host.agentDir);
-      return { authProvider: new OAuthSession({ server: context.server.name, definition, store, mode: "background", log: context.log, redact: context.host.redact }) };
+      const session = new OAuthSession({ server: context.server.name, definition, store, mode: "background", log: context.log, redact: context.host.redact });
+      return { authProvider: session, secrets: () => session.knownSecrets() };
     });
   }
 }

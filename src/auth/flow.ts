@@ -39,6 +39,7 @@ import { describeError } from "../kernel/errors.ts";
 import { CLIENT_INFO } from "../runtime/connection.ts";
 import type { Redactor } from "../kernel/types.ts";
 import { openWebPage, webUrl } from "../safety/browser.ts";
+import { withSdkOutput } from "../safety/sdk-output.ts";
 import { createRedactor, safeHead } from "../safety/text.ts";
 import { AuthFlowError, ClientRegistrationRequiredError, CredentialStoreError } from "./errors.ts";
 import { authWithLegacyDiscovery, describeLegacyDiscovery } from "./legacy.ts";
@@ -68,6 +69,32 @@ export interface AuthorizeOptions {
   readonly connectTimeoutMs?: number;
   /** What the caller must never show (settings' secrets, values typed on the command line); the flow adds its own. */
   readonly redact?: Redactor;
+  /**
+   * Where the MCP SDK's own console output during the flow goes, already
+   * redacted with the flow's values (a server's retained log); without it,
+   * that output is dropped. It never reaches the terminal.
+   */
+  readonly sdkLog?: (line: string) => void;
+}
+
+/** The values one `auth` run has seen (code, verifier, state, credentials): its errors and the SDK's output never show them. */
+class FlowValues {
+  private readonly values = new Set<string>();
+  private readonly sessions = new Set<OAuthSession>();
+  constructor(private readonly base: Redactor | undefined) {}
+
+  add(...values: readonly string[]): void {
+    for (const value of values) this.values.add(value);
+  }
+
+  session(session: OAuthSession): OAuthSession {
+    this.sessions.add(session);
+    return session;
+  }
+
+  redactor(): Redactor {
+    return createRedactor([...this.values, ...[...this.sessions].flatMap((session) => session.knownSecrets())], this.base);
+  }
 }
 
 export type AuthorizeOutcome = { readonly status: "authorized" } | { readonly status: "pending"; readonly authorizationUrl: string };
@@ -80,29 +107,36 @@ export async function authorize(options: AuthorizeOptions): Promise<AuthorizeOut
     throw new AuthFlowError(`an authorization flow for "${activeFlow}" is already running in this process; finish it or wait until it times out`);
   }
   activeFlow = options.server;
+  const values = new FlowValues(options.redact);
+  if (options.code !== undefined) values.add(options.code);
   try {
-    if (options.callbackUrl !== undefined) {
-      let url: URL;
-      try {
-        url = new URL(options.callbackUrl);
-      } catch {
-        throw new AuthFlowError("--callback takes the full URL the browser was sent to after authorizing");
-      }
-      await complete(options, { url });
-      return { status: "authorized" };
-    }
-    if (options.code !== undefined || options.state !== undefined) {
-      if (!options.code || !options.state) throw new AuthFlowError("--code and --state go together");
-      await complete(options, { code: options.code, state: options.state });
-      return { status: "authorized" };
-    }
-    return await start(options);
+    return await withSdkOutput((line) => options.sdkLog?.(values.redactor()(line)), () => run(options, values));
   } finally {
     activeFlow = undefined;
   }
 }
 
-async function start(options: AuthorizeOptions): Promise<AuthorizeOutcome> {
+/** A new flow, or the completion of a pending one (a pasted callback URL, or a code and state). */
+async function run(options: AuthorizeOptions, values: FlowValues): Promise<AuthorizeOutcome> {
+  if (options.callbackUrl !== undefined) {
+    let url: URL;
+    try {
+      url = new URL(options.callbackUrl);
+    } catch {
+      throw new AuthFlowError("--callback takes the full URL the browser was sent to after authorizing");
+    }
+    await complete(options, { url }, values);
+    return { status: "authorized" };
+  }
+  if (options.code !== undefined || options.state !== undefined) {
+    if (!options.code || !options.state) throw new AuthFlowError("--code and --state go together");
+    await complete(options, { code: options.code, state: options.state }, values);
+    return { status: "authorized" };
+  }
+  return await start(options, values);
+}
+
+async function start(options: AuthorizeOptions, values: FlowValues): Promise<AuthorizeOutcome> {
   const { server, definition, store } = options;
   const settings = oauthSettings(definition);
   const binding = definitionBinding(definition);
@@ -114,7 +148,7 @@ async function start(options: AuthorizeOptions): Promise<AuthorizeOutcome> {
   let expectedState = "";
   const listener: LoopbackListener | undefined = waiting ? await listenForCallback(settings.redirectUri, () => expectedState) : undefined;
   try {
-    const session = new OAuthSession({ server, definition, store, mode: "interactive" });
+    const session = values.session(new OAuthSession({ server, definition, store, mode: "interactive" }));
     try {
       const authOptions = {
         serverUrl: definition.url,
@@ -125,7 +159,7 @@ async function start(options: AuthorizeOptions): Promise<AuthorizeOutcome> {
       const result = await authWithLegacyDiscovery(session, authOptions, (discovery) => options.print(`Note: ${describeLegacyDiscovery(discovery, options.redact)}.`));
       if (result === "AUTHORIZED") return { status: "authorized" };
     } catch (error) {
-      throw flowError(server, error, flowRedactor(options, session));
+      throw flowError(server, error, values.redactor());
     } finally {
       await session.dispose();
     }
@@ -168,7 +202,7 @@ async function start(options: AuthorizeOptions): Promise<AuthorizeOutcome> {
             "(the full URL the browser was sent to), or run auth again",
         ),
     );
-    await complete(options, { url: callback });
+    await complete(options, { url: callback }, values);
     return { status: "authorized" };
   } finally {
     await listener?.close();
@@ -178,7 +212,7 @@ async function start(options: AuthorizeOptions): Promise<AuthorizeOutcome> {
 type CallbackInput = { readonly url: URL } | { readonly code: string; readonly state: string };
 
 /** The second leg: validates the callback against the pending flow and exchanges the code. */
-async function complete(options: AuthorizeOptions, input: CallbackInput): Promise<void> {
+async function complete(options: AuthorizeOptions, input: CallbackInput, values: FlowValues): Promise<void> {
   const { server, definition, store } = options;
   const pending = (await store.entry(server, definitionBinding(definition)))?.pending;
   if (!pending) throw new AuthFlowError(`no authorization flow is pending for "${server}" (with its current URL and client); run \`auth ${server}\` first`);
@@ -213,7 +247,8 @@ async function complete(options: AuthorizeOptions, input: CallbackInput): Promis
     if (metadata?.authorization_response_iss_parameter_supported === true) iss = pending.issuer;
   }
 
-  const session = new OAuthSession({ server, definition, store, mode: "callback", pending });
+  values.add(code, pending.codeVerifier, pending.state);
+  const session = values.session(new OAuthSession({ server, definition, store, mode: "callback", pending }));
   try {
     await auth(session, {
       serverUrl: definition.url,
@@ -223,7 +258,7 @@ async function complete(options: AuthorizeOptions, input: CallbackInput): Promis
       ...(pending.scope !== undefined && { scope: pending.scope }),
     });
   } catch (error) {
-    throw flowError(server, error, flowRedactor(options, session, [code, pending.codeVerifier, pending.state]));
+    throw flowError(server, error, values.redactor());
   } finally {
     await session.dispose();
   }
@@ -285,11 +320,6 @@ function withTimeout<T>(work: Promise<T>, ms: number, error: () => Error): Promi
     timer = setTimeout(() => reject(error()), ms);
   });
   return Promise.race([work, deadline]).finally(() => clearTimeout(timer));
-}
-
-/** The caller's redactor plus this flow's own values: the code, the PKCE verifier, the state, the credentials obtained. */
-function flowRedactor(options: AuthorizeOptions, session: OAuthSession, values: readonly string[] = []): Redactor {
-  return createRedactor([...values, ...session.knownSecrets()], options.redact);
 }
 
 /** A flow failure as a message without secrets: redacted, stripped, then cut. */

@@ -64,6 +64,8 @@ export const authCommand: CommandSpec = {
     const lines: string[] = [];
     const print = (text: string) => (env.progress ? env.progress(safeText(text, redact)) : lines.push(safeText(text, redact)));
     const open = !input.options["no-open"];
+    // In Pi, what the SDK prints during the flow joins the server's retained log (the CLI keeps no log: it is dropped).
+    const live = env.runtime ? (await env.runtime.host()).connection(name) : undefined;
     let outcome;
     try {
       const { authorize } = await import("../auth/flow.ts");
@@ -78,6 +80,7 @@ export const authCommand: CommandSpec = {
         ...(state !== undefined && { state }),
         connectTimeoutMs: definition.connectTimeoutMs ?? config.connectTimeoutMs,
         redact,
+        ...(live && { sdkLog: (line: string) => live.log.append(`${line}\n`) }),
       });
     } catch (error) {
       throw new PiMcpError(error instanceof AuthFlowError ? "failed" : "failed", safeText(`auth ${name}: ${describeError(error)}`, redact), { cause: error });

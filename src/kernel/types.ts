@@ -77,6 +77,8 @@ export interface LiveConnection extends ConnectionContext {
 export interface AuthHandle {
   readonly authProvider?: AuthProvider;
   readonly headers?: Readonly<Record<string, string>>;
+  /** The credential values this authentication holds now (tokens, client secrets): redacted from what the SDK prints about it. */
+  readonly secrets?: () => readonly string[];
 }
 
 export interface TransportContext extends ConnectionContext {

@@ -22,6 +22,7 @@ import type { Truncator } from "../kernel/types.ts";
 import { McpHost } from "../runtime/host.ts";
 import { processPool } from "../runtime/pool.ts";
 import { processSessionFolders, type SessionFolder } from "../runtime/session-folders.ts";
+import { captureSdkConsole } from "../safety/sdk-output.ts";
 import { createRedactor } from "../safety/text.ts";
 import { completeArgumentsLive } from "./completion.ts";
 import { piServices } from "./services.ts";
@@ -55,6 +56,7 @@ const piTruncate: Truncator = (text) => {
  * servers in the background and offers their tools to the model.
  */
 export function registerPiMcp(pi: ExtensionAPI, kernelOptions: KernelOptions = {}): void {
+  captureSdkConsole(); // the SDK's console output never reaches Pi's terminal (see src/safety/sdk-output.ts)
   let config: EffectiveConfig | undefined;
   let hostReady: Promise<McpHost> | undefined;
   const branchListeners = new Set<() => void>();

@@ -8,7 +8,8 @@ import type { Kernel } from "../kernel/kernel.ts";
 import type { ConnectionContext, HostContext, LiveConnection, TransportEvidence, TransportHandle } from "../kernel/types.ts";
 import { ConnectTimeoutError, explainConnectFailure, explainLostConnection, LISTING } from "./explain.ts";
 import type { CallScope } from "../kernel/services.ts";
-import { safeHead, safeText } from "../safety/text.ts";
+import { sdkOutputOf, withSdkOutput, type SdkOutputSink } from "../safety/sdk-output.ts";
+import { createRedactor, safeHead, safeText } from "../safety/text.ts";
 import { coalesce } from "./coalesce.ts";
 import { authStateOf, classifyFailure, isExpiredSession, noStreamableHttpHint, requestFailure } from "./errors.ts";
 import { invalidHeaderMarking } from "./header-declarations.ts";
@@ -77,6 +78,14 @@ export class ServerConnection {
   private closing = false;
   /** The authentication identity (settings and stored credentials) the current client was built with. */
   private builtWith: string | undefined;
+  /** The credential values the current client's authentication holds. */
+  private authSecrets: () => readonly string[] = () => [];
+  /**
+   * Where the SDK's own console output about this server goes: its retained
+   * log, redacted at once with the settings' secrets and the credentials the
+   * authentication holds (a token endpoint's error may quote them).
+   */
+  private readonly sdkSink: SdkOutputSink = (line) => this.logValue.append(`${createRedactor(this.authSecrets(), this.host.redact)(line)}\n`);
   private generation = 0;
   private toolList: Tool[] = [];
   /** The current attempt's transport, whose evidence explains a failure. */
@@ -290,7 +299,7 @@ export class ServerConnection {
     this.setState("connecting");
     const started: StartedParts = {};
     try {
-      await this.connectOnce(generation, started);
+      await withSdkOutput(this.sdkSink, () => this.connectOnce(generation, started));
       if (generation !== this.generation) return await closeParts(started);
       this.attempts = 0;
       this.causeText = undefined;
@@ -335,9 +344,11 @@ export class ServerConnection {
     this.builtWith = authIdentityOf(this.kernel, this.context);
     this.phase = "preparing its authentication";
     const auth = await hooks.auth.promise(this.context);
+    this.authSecrets = auth?.secrets ?? (() => []);
     this.phase = "setting up its transport";
     const handle = await hooks.createTransport.promise({ ...this.context, auth });
     if (!handle) throw new PiMcpError("invalid_settings", `no transport plugin handles "${this.entry.transport}"`);
+    sdkOutputOf(handle.transport, this.sdkSink);
     started.handle = handle;
     this.handle = handle;
     // Closed while the hooks ran: start nothing (close() cannot see a client that does not exist yet).
