@@ -8,6 +8,7 @@ import { readFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { eventually } from './wait.ts';
 
 const repoRoot = fileURLToPath(new URL('../..', import.meta.url));
 const fixturesDir = path.join(repoRoot, 'test/fixtures/servers');
@@ -201,11 +202,5 @@ export async function fixtureEvents(file: string): Promise<FixtureEvent[]> {
 
 /** Resolves with the first event in `file` that `match` accepts, once it is written; rejects after `timeoutMs`. */
 export async function fixtureEvent(file: string, match: (event: FixtureEvent) => boolean, timeoutMs = 15_000): Promise<FixtureEvent> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const found = (await fixtureEvents(file)).find(match);
-    if (found) return found;
-    if (Date.now() > deadline) throw new Error(`no such event in ${file} within ${timeoutMs} ms: ${JSON.stringify(await fixtureEvents(file))}`);
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
+  return eventually(async () => (await fixtureEvents(file)).find(match), timeoutMs, () => `no such event in ${file}`);
 }
