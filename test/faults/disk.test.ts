@@ -219,6 +219,23 @@ describe("a writer killed mid-write", () => {
     expect(await strayFiles(sandbox.agentDir, ["settings.json"])).toEqual([".settings.json.notes.tmp"]);
   });
 
+  it("a log writer of a resumed session removes the temporary files of its log file a killed earlier writer left, once older than the stale time", async () => {
+    const logs = join(sandbox.root, "session", "logs");
+    await mkdir(logs, { recursive: true });
+    const path = join(logs, "server.log");
+    const dead = join(logs, ".server.log.4242.0badf00d.tmp");
+    const young = join(logs, ".server.log.4343.0badf00d.tmp");
+    await writeFile(dead, "partial log");
+    await writeFile(young, "partial log");
+    await age([dead], STALE_LOCK_MS + 1_000);
+    const log = new RetainedLog();
+    const writer = persistLog(log, path, { render: () => log.text(), report: (line) => log.append(line) });
+    log.append("resumed\n");
+    await writer.finish();
+    expect(await readFile(path, "utf8")).toBe("resumed\n");
+    expect((await readdir(logs)).sort()).toEqual([".server.log.4343.0badf00d.tmp", "server.log"]);
+  });
+
   it("logout --all --force removes the credential temporary file it left (holding a PKCE verifier), whatever its age", async () => {
     const script = `
       const { CredentialStore } = await import(${JSON.stringify(moduleUrl("src/auth/store.ts"))});
