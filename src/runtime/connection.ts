@@ -387,9 +387,13 @@ export class ServerConnection {
     this.phase = LISTING;
     this.pid = (handle.transport as { pid?: number | null }).pid ?? undefined;
     client.onclose = () => this.lost(generation);
-    if (client.getServerCapabilities()?.resources) this.resourceCatalog = new ResourceCatalog((method) => this.listOptional(client, method));
-    // Resources are optional: a listing that fails is kept for its reader, and the connection stands.
-    await Promise.all([this.loadTools(generation).catch((error: unknown) => Promise.reject(this.namedListFailure(error))), this.resourceCatalog?.load()]);
+    if (client.getServerCapabilities()?.resources) {
+      // Listed now, beside the tools, but not waited for: resources are optional, so a slow or failing
+      // listing never holds the connection up; its readers (and `test`) wait for it, and it stays cached.
+      this.resourceCatalog = new ResourceCatalog((method) => this.listOptional(client, method));
+      void this.resourceCatalog.load();
+    }
+    await this.loadTools(generation).catch((error: unknown) => Promise.reject(this.namedListFailure(error)));
   }
 
   /** A failed tools/list names its method (an authorization failure stays as it is: it is classified by its type). */

@@ -70,7 +70,7 @@ describe("a server that does not implement an optional list (-32601)", () => {
   it("prompts and templates a server declares but does not implement count zero in test, and /mcp prompt completion finds none", async () => {
     const h = await startHost({ lists: catalog() });
     await h.waitForState("lists", "connected");
-    expect(await h.host.connection("lists")!.catalogCounts()).toEqual({ tools: 2, resources: 2, resourceTemplates: 0, prompts: 0 });
+    expect(await h.host.connection("lists")!.catalogCounts()).toEqual({ tools: 3, resources: 2, resourceTemplates: 0, prompts: 0 });
     const completion = h.host.kernelInstance.commands.find((command) => command.name === "prompt")!.complete!;
     expect(await completion({ words: ["lists", ""], head: "lists ", host: h.host })).toBeNull();
     const log = h.host.connection("lists")!.log.text();
@@ -106,6 +106,15 @@ describe("resource catalogs kept with the connection", () => {
     await fixed(services, "list_mcp_resources", { server: "cat" });
     await fixed(services, "list_mcp_resource_templates");
     expect(await listings(h, "cat")).toMatchObject({ "resources/list": 3, "resources/templates/list": 1 });
+  });
+
+  it("are listed beside the tools without holding the connection up: a server still listing its resources is connected", async () => {
+    const { h, services } = await withResources({ held: catalog({ FIXTURE_HOLD_LIST: "1" }) });
+    expect(await listings(h, "held")).toMatchObject({ "resources/list": 1 });
+    const listing = fixed(services, "list_mcp_resources");
+    await h.call("mcp__held__release");
+    expect(textOf(await listing)).toContain("held: res://p1/0");
+    expect(await listings(h, "held")).toMatchObject({ "resources/list": 1 });
   });
 
   it("are listed again on notifications/resources/list_changed", async () => {
