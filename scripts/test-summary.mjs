@@ -1,6 +1,9 @@
 // Prints "N passed, N failed" from a vitest JSON report; exits 1 when anything
-// failed, the report is missing, or no test ran at all.
+// failed, the report is missing, or no test ran at all. Every unhandled error
+// vitest saw (written beside the report by test/setup/unhandled-reporter.ts)
+// counts as one failure; a missing file of them counts as one too.
 import { readFileSync } from "node:fs";
+import { dirname, join } from "node:path";
 
 const file = process.argv[2] ?? ".vitest-report.json";
 let report;
@@ -12,9 +15,18 @@ try {
 }
 const passed = report.numPassedTests ?? 0;
 // Suites that failed to load count as failures too.
-const failed = (report.numFailedTests ?? 0) + (report.numFailedTestSuites ?? 0) - countSuitesWithFailedTests(report);
+const failed = (report.numFailedTests ?? 0) + (report.numFailedTestSuites ?? 0) - countSuitesWithFailedTests(report) + countUnhandledErrors(join(dirname(file), ".vitest-unhandled.json"));
 console.log(`${passed} passed, ${failed} failed`);
 process.exit(failed > 0 || passed === 0 ? 1 : 0);
+
+function countUnhandledErrors(path) {
+  try {
+    const count = JSON.parse(readFileSync(path, "utf8")).count;
+    return Number.isInteger(count) && count >= 0 ? count : 1;
+  } catch {
+    return 1;
+  }
+}
 
 function countSuitesWithFailedTests(data) {
   return (data.testResults ?? []).filter((suite) => (suite.assertionResults ?? []).some((test) => test.status === "failed")).length;

@@ -12,6 +12,7 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterEach, beforeEach } from "vitest";
 import { cliCommandEnvironment } from "../../src/commands/environment.ts";
+import { crashGuardEnv } from "../setup/crash-guard-env.ts";
 import { commandsFor, runCommandLine, type CommandEnvironment, type CommandResult } from "../../src/commands/index.ts";
 
 export const REPO_ROOT = fileURLToPath(new URL("../..", import.meta.url));
@@ -119,14 +120,15 @@ export interface ProcessResult {
   readonly stderr: string;
 }
 
-/** Runs a process to completion, collecting its output. */
+/** Runs a process to completion, collecting its output; an uncaught exception in it fails the running test. */
 export function runProcess(
   command: string,
   args: readonly string[],
   options: { cwd: string; env: NodeJS.ProcessEnv; timeoutMs?: number },
 ): Promise<ProcessResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(command, args, { cwd: options.cwd, env: options.env, stdio: ["ignore", "pipe", "pipe"] });
+    const env = { ...options.env, ...crashGuardEnv(options.env) };
+    const child = spawn(command, args, { cwd: options.cwd, env, stdio: ["ignore", "pipe", "pipe"] });
     let stdout = "";
     let stderr = "";
     child.stdout.setEncoding("utf8").on("data", (chunk: string) => (stdout += chunk));

@@ -9,6 +9,7 @@ import { tmpdir } from "node:os";
 import { delimiter, dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterEach, beforeEach } from "vitest";
+import { crashGuardEnv } from "../../setup/crash-guard-env.ts";
 import type { FauxLogEntry, FauxStep } from "./faux-provider.ts";
 
 export type { FauxLogEntry, FauxStep };
@@ -87,6 +88,8 @@ function prepare(opts: PiOptions, modeArgs: string[]) {
     PI_SKIP_VERSION_CHECK: "1",
     PI_TELEMETRY: "0",
     PI_MCP_FAUX_LOG: log,
+    // An uncaught exception or unhandled rejection in this Pi fails the test that started it.
+    ...crashGuardEnv(),
   };
   if (opts.script) {
     const file = join(opts.home, `faux-script-${n}.json`);
