@@ -316,7 +316,7 @@ async function request<T>(connection: ServerConnection, method: string, work: ()
     }
   } catch (error) {
     if (error instanceof PiMcpError) throw error;
-    throw requestFailure(label, error, { timeoutMs: connection.requestTimeoutMs, redact: connection.host.redact });
+    throw requestFailure(label, error, { timeoutMs: connection.requestTimeoutMs, redact: connection.host.redact, closeCause: connection.closeCause });
   }
 }
 

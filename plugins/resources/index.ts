@@ -229,7 +229,7 @@ async function requested<T>(connection: LiveConnection, label: string, signal: A
     return await work();
   } catch (error) {
     if (error instanceof PiMcpError && !signal?.aborted) throw error; // already named (a paging problem)
-    throw requestFailure(label, error, { signal, timeoutMs: connection.requestTimeoutMs, redact: connection.host.redact });
+    throw requestFailure(label, error, { signal, timeoutMs: connection.requestTimeoutMs, redact: connection.host.redact, closeCause: connection.closeCause() });
   }
 }
 

@@ -1,24 +1,126 @@
-import { isAbsolute, resolve } from "node:path";
 import type { ChildProcess } from "node:child_process";
-import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
+import { isAbsolute, resolve } from "node:path";
+import { deserializeMessage, ReadBuffer, type JSONRPCMessage } from "@modelcontextprotocol/client";
+import { StdioClientTransport, type StdioServerParameters } from "@modelcontextprotocol/client/stdio";
+import { MessageTooLargeError, TransportClosedError } from "../../src/kernel/errors.ts";
+import { MAX_MESSAGE_BYTES } from "../../src/kernel/limits.ts";
 import { transportPlugin } from "./plugin.ts";
 
+const NEWLINE = 0x0a;
+/** How long a server that closed its stdout may take to exit before the connection is closed as lost. */
+const STDOUT_EXIT_GRACE_MS = 500;
+
 /**
- * The SDK probes protocol eras for its own stdio class on a short-lived
- * sibling process (a second spawn per connect); a subclass is probed in
- * place, on the one real process.
+ * The SDK's stdio read buffer, in linear time. The SDK's own copies the whole
+ * pending buffer on every chunk and searches it from the start (quadratic:
+ * a 5 MB message took about 2 s); this one keeps the chunks of the line in
+ * progress and looks for the newline only in what just arrived. A line over
+ * `maxBytes` throws MessageTooLargeError (the SDK then reports it through
+ * `onerror` and closes the transport) and nothing more is buffered.
+ */
+export class LinearReadBuffer extends ReadBuffer {
+  private partial: Buffer[] = [];
+  private partialBytes = 0;
+  private lines: Buffer[] = [];
+  private nextLine = 0;
+  private overflowed = false;
+
+  constructor(private readonly maxBytes: number) {
+    super({ maxBufferSize: maxBytes });
+  }
+
+  override append(chunk: Buffer): void {
+    if (this.overflowed) return; // the transport is closing: what the server still sends is dropped
+    let start = 0;
+    for (let newline = chunk.indexOf(NEWLINE); newline !== -1; newline = chunk.indexOf(NEWLINE, start)) {
+      this.keep(chunk.subarray(start, newline));
+      this.lines.push(this.partial.length === 1 ? this.partial[0]! : Buffer.concat(this.partial, this.partialBytes));
+      this.partial = [];
+      this.partialBytes = 0;
+      start = newline + 1;
+    }
+    if (start < chunk.length) this.keep(chunk.subarray(start));
+  }
+
+  override readMessage(): JSONRPCMessage | null {
+    while (this.nextLine < this.lines.length) {
+      const line = this.lines[this.nextLine++]!;
+      if (this.nextLine === this.lines.length) {
+        this.lines = [];
+        this.nextLine = 0;
+      }
+      try {
+        return deserializeMessage(line.toString("utf8").replace(/\r$/, ""));
+      } catch (error) {
+        if (error instanceof SyntaxError) continue; // not JSON (stray output): skipped, as the SDK does
+        throw error;
+      }
+    }
+    return null;
+  }
+
+  override clear(): void {
+    this.partial = [];
+    this.partialBytes = 0;
+    this.lines = [];
+    this.nextLine = 0;
+  }
+
+  private keep(piece: Buffer): void {
+    if (this.partialBytes + piece.length > this.maxBytes) {
+      this.clear();
+      this.overflowed = true;
+      throw new MessageTooLargeError(this.maxBytes, "stdio", true);
+    }
+    if (piece.length === 0) return;
+    this.partial.push(piece);
+    this.partialBytes += piece.length;
+  }
+}
+
+/**
+ * The SDK's stdio transport with three changes, made through the seams it
+ * has (its read buffer and its child process), not a protocol of our own:
+ *
+ * - Era probing: the SDK probes its own class on a short-lived sibling
+ *   process (a second spawn per connect); a subclass is probed in place.
+ * - Reading: linear, with the one message-size cap of every transport.
+ * - A server that closes its stdout can no longer answer: the transport is
+ *   closed (the SDK would wait for the process to exit), so the connection
+ *   is lost at once instead of every request timing out.
  */
 class InPlaceStdioTransport extends StdioClientTransport {
   /** How the process ended, once it has. */
   exit: string | undefined;
 
+  constructor(server: StdioServerParameters, maxMessageBytes: number) {
+    super(server);
+    this.sdkInternals()._readBuffer = new LinearReadBuffer(maxMessageBytes);
+  }
+
   override async start(): Promise<void> {
     await super.start();
-    // The SDK keeps its child private; its exit is what a failure's cause needs.
-    const child = (this as unknown as { _process?: ChildProcess })._process;
+    const child = this.sdkInternals()._process;
+    // The process's exit is what a failure's cause needs.
     child?.once("exit", (code, signal) => {
       this.exit = signal ? `was stopped by signal ${signal}` : `exited with code ${code}`;
     });
+    child?.stdout?.once("end", () => {
+      // A process that is exiting closes its stdout first: give it a moment to exit, which the SDK reports itself.
+      const timer = setTimeout(() => {
+        // Closing already (the SDK's close() lets go of the child first), or exited meanwhile.
+        if (this.sdkInternals()._process !== child || child.exitCode !== null || child.signalCode !== null) return;
+        this.onerror?.(new TransportClosedError("the server closed its standard output"));
+        this.close().catch(() => undefined);
+      }, STDOUT_EXIT_GRACE_MS);
+      timer.unref();
+      child.once("exit", () => clearTimeout(timer));
+    });
+  }
+
+  /** The SDK's (TypeScript-private) read buffer and child process: the seams this class uses. */
+  private sdkInternals(): { _readBuffer: ReadBuffer; _process?: ChildProcess } {
+    return this as unknown as { _readBuffer: ReadBuffer; _process?: ChildProcess };
   }
 }
 
@@ -33,12 +135,13 @@ const STDERR_TAIL_BYTES = 4096;
 export const stdioTransportPlugin = () =>
   transportPlugin("transport-stdio", "stdio", (definition, context) => {
     const cwd = definition.cwd === undefined ? context.host.cwd : isAbsolute(definition.cwd) ? definition.cwd : resolve(context.host.cwd, definition.cwd);
-    const transport = new InPlaceStdioTransport({ command: definition.command, args: [...definition.args], env: { ...definition.environment }, cwd, stderr: "pipe" });
+    const transport = new InPlaceStdioTransport({ command: definition.command, args: [...definition.args], env: { ...definition.environment }, cwd, stderr: "pipe" }, MAX_MESSAGE_BYTES);
     let stderrTail = "";
     transport.stderr?.on("data", (chunk: Buffer) => {
       const text = chunk.toString("utf8");
       context.log(text);
       stderrTail = (stderrTail + text).slice(-STDERR_TAIL_BYTES);
     });
+    transport.stderr?.on("error", (error: Error) => context.log(`[pi-mcp] reading the server's stderr failed: ${error.message}\n`));
     return { transport, evidence: () => ({ ...(transport.exit && { exit: transport.exit }), ...(stderrTail && { stderrTail }) }) };
   });

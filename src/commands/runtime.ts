@@ -1,7 +1,7 @@
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { PiMcpError } from "../kernel/errors.ts";
+import { describeError, PiMcpError } from "../kernel/errors.ts";
 import type { HostContext } from "../kernel/types.ts";
 import type { HostServices } from "../kernel/services.ts";
 import type { ConnectionStatus } from "../runtime/connection.ts";
@@ -89,7 +89,7 @@ async function testOne(env: CommandEnvironment, config: EffectiveConfig, name: s
       error: null,
     };
   } catch (error) {
-    return failed(name, Math.round(performance.now() - started), safeText(String(error), redact));
+    return failed(name, Math.round(performance.now() - started), safeText(describeError(error), redact));
   } finally {
     await host.shutdown();
     await rm(privateDir, { recursive: true, force: true });

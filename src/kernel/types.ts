@@ -72,6 +72,8 @@ export interface LiveConnection extends ConnectionContext {
   activeCall(): CallScope | undefined;
   /** A resource list kept with the connection (every page; none when the server has no resources). */
   resourceList(method: ResourceListMethod): Promise<readonly CatalogItem[]>;
+  /** Why the transport closed the connection itself (a message over the size cap), if it did. */
+  closeCause(): Error | undefined;
 }
 
 export interface AuthHandle {

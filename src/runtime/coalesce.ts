@@ -1,3 +1,5 @@
+import { inBackground } from "./background.ts";
+
 /** A task folded over a quiet window, and a way to learn when it has nothing left to do. */
 export interface Coalesced {
   trigger(): void;
@@ -9,8 +11,9 @@ export interface Coalesced {
 /**
  * Runs `task` once per quiet window: calls within `windowMs` of the first
  * are folded into one run. A trigger during a run schedules exactly one more.
+ * A failed run goes to `onError`; the next trigger runs again.
  */
-export function coalesce(windowMs: number, task: () => Promise<void> | void): Coalesced {
+export function coalesce(windowMs: number, task: () => Promise<void> | void, onError: (error: unknown) => void): Coalesced {
   let timer: NodeJS.Timeout | undefined;
   let running = false;
   let again = false;
@@ -39,7 +42,7 @@ export function coalesce(windowMs: number, task: () => Promise<void> | void): Co
     }
   };
   const schedule = () => {
-    timer ??= setTimeout(() => void run(), windowMs);
+    timer ??= setTimeout(() => inBackground(run, onError), windowMs);
   };
   return {
     trigger() {

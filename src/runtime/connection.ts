@@ -3,13 +3,14 @@ import picomatch from "picomatch";
 import type { Exposure, ServerEntry } from "../config/types.ts";
 import { exposureOf } from "./exposure.ts";
 import { effectiveRoots, rootsConfigured } from "../config/roots.ts";
-import { describeError, PiMcpError } from "../kernel/errors.ts";
+import { closesConnection, describeError, PiMcpError } from "../kernel/errors.ts";
 import type { Kernel } from "../kernel/kernel.ts";
 import type { ConnectionContext, HostContext, LiveConnection, TransportEvidence, TransportHandle } from "../kernel/types.ts";
 import { ConnectTimeoutError, explainConnectFailure, explainLostConnection, LISTING } from "./explain.ts";
 import type { CallScope } from "../kernel/services.ts";
 import { sdkOutputOf, withSdkOutput, type SdkOutputSink } from "../safety/sdk-output.ts";
 import { createRedactor, safeHead, safeText } from "../safety/text.ts";
+import { inBackground } from "./background.ts";
 import { coalesce } from "./coalesce.ts";
 import { authStateOf, classifyFailure, isExpiredSession, noStreamableHttpHint, requestFailure } from "./errors.ts";
 import { invalidHeaderMarking } from "./header-declarations.ts";
@@ -48,6 +49,8 @@ export interface ConnectionStatus {
 const STDIO_PROBE_TIMEOUT_MS = 3_000;
 /** A connect failure's cause quotes evidence (stderr lines): it may be longer than other causes. */
 const MAX_CAUSE_CHARS = 800;
+/** A connection that broke sooner than this after connecting counts as a failed attempt of its own run of retries. */
+export const STABLE_CONNECTION_MS = 30_000;
 /** Catalog notifications are folded for this long before anything is re-listed. */
 export const CATALOG_COALESCE_MS = 50;
 
@@ -75,6 +78,10 @@ export class ServerConnection {
   private retryTimer: NodeJS.Timeout | undefined;
   private causeText: string | undefined;
   private connectedAt: number | undefined;
+  /** How many attempts the current connection took (see `attemptsSoFar`). */
+  private attemptsToConnect = 0;
+  /** Why the transport closed the connection itself (a message over the size cap, a closed stdout), if it did. */
+  private closeCauseValue: PiMcpError | undefined;
   private closing = false;
   /** The authentication identity (settings and stored credentials) the current client was built with. */
   private builtWith: string | undefined;
@@ -98,8 +105,8 @@ export class ServerConnection {
   private notImplemented = new Set<string>();
   /** Tool calls in flight, newest last: server requests are answered in their scope. */
   private readonly calls: CallScope[] = [];
-  private readonly refreshTools = coalesce(CATALOG_COALESCE_MS, () => this.loadTools(this.generation));
-  private readonly refreshResources = coalesce(CATALOG_COALESCE_MS, () => this.resourceCatalog?.refresh());
+  private readonly refreshTools = coalesce(CATALOG_COALESCE_MS, () => this.reloadTools(), this.report("re-listing the tools"));
+  private readonly refreshResources = coalesce(CATALOG_COALESCE_MS, () => this.resourceCatalog?.refresh(), this.report("re-listing the resources"));
   /** Which session's host owns the connection; handlers of an earlier owner see `isCurrent()` false. */
   private epoch = 0;
   /** Set while the connection waits in the pool between two sessions. */
@@ -296,11 +303,13 @@ export class ServerConnection {
     this.nextRetryAt = undefined;
     // /mcp logs shows where each attempt begins.
     this.log.append(`[pi-mcp] ── connection attempt ${this.attempts} at ${new Date().toISOString()} ──\n`);
+    this.closeCauseValue = undefined;
     this.setState("connecting");
     const started: StartedParts = {};
     try {
       await withSdkOutput(this.sdkSink, () => this.connectOnce(generation, started));
       if (generation !== this.generation) return await closeParts(started);
+      this.attemptsToConnect = this.attempts;
       this.attempts = 0;
       this.causeText = undefined;
       this.connectedAt = Date.now();
@@ -334,7 +343,7 @@ export class ServerConnection {
     this.nextRetryAt = Date.now() + delay;
     this.setState("retrying");
     clearTimeout(this.retryTimer);
-    this.retryTimer = setTimeout(() => void this.attempt(), delay);
+    this.retryTimer = setTimeout(() => inBackground(() => this.attempt(), this.report("reconnecting")), delay);
     this.retryTimer.unref?.();
   }
 
@@ -376,7 +385,10 @@ export class ServerConnection {
     this.transport = handle.transport;
     started.client = client;
     started.transport = handle.transport;
-    client.onerror = (error) => this.log.append(`[pi-mcp] ${this.describe(error)}\n`);
+    client.onerror = (error) => {
+      if (closesConnection(error) && generation === this.generation) this.closeCauseValue ??= error; // the first reason is the reason
+      this.log.append(`[pi-mcp] ${this.describe(error)}\n`);
+    };
     client.setNotificationHandler("notifications/tools/list_changed", toolsChanged);
     client.setNotificationHandler("notifications/resources/list_changed", resourcesChanged);
     this.resourceCatalog = undefined;
@@ -429,20 +441,64 @@ export class ServerConnection {
   private lost(generation: number): void {
     if (generation !== this.generation || this.closing) return;
     if (this.released) {
-      void this.close(); // nobody owns it: the pool drops it, nothing retries
+      inBackground(() => this.close(), this.report("closing")); // nobody owns it: the pool drops it, nothing retries
       return;
     }
     this.client = undefined;
     this.resourceCatalog = undefined;
     this.transport = undefined;
     this.pid = undefined;
-    this.attempts = 1;
+    this.attempts = this.attemptsSoFar();
+    // The transport closed it for a reason of its own (a message over the size cap): that is the cause.
+    if (this.closeCauseValue) return this.fail(this.closeCauseValue);
     const cause = safeHead(explainLostConnection(this.handle?.evidence?.(), this.host.redact), this.host.redact, MAX_CAUSE_CHARS);
     this.fail(new PiMcpError("connection_failed", cause), cause);
   }
 
+  /** Why the transport closed the connection itself, for the requests that close ended (undefined: it just closed). */
+  get closeCause(): PiMcpError | undefined {
+    return this.closeCauseValue;
+  }
+
   private probeTimeoutMs(): number {
     return this.entry.transport === "stdio" ? Math.min(STDIO_PROBE_TIMEOUT_MS, this.connectTimeoutMs) : this.connectTimeoutMs;
+  }
+
+  /**
+   * The re-list a change notice asks for. It is the connect's own catalog
+   * request, so a failure on a live connection is handled like a failed
+   * connect: the connection is closed and retried by the policy (`retrying`).
+   * A connection that closed meanwhile is already handled by `lost()`.
+   */
+  private async reloadTools(): Promise<void> {
+    const generation = this.generation;
+    try {
+      await this.loadTools(generation);
+    } catch (error) {
+      const current = generation === this.generation && !this.closing;
+      this.log.append(`[pi-mcp] re-listing the tools after a change notice failed: ${this.describe(error)}\n`);
+      if (!current || this.stateValue !== "connected") return;
+      await this.breakDown(new PiMcpError("connection_failed", `tools/list failed after a change notice: ${this.describe(error)}`, { cause: error }));
+    }
+  }
+
+  /** A live connection that stopped working: closed, then retried by the policy (a released one is just closed). */
+  private async breakDown(error: unknown): Promise<void> {
+    if (this.released) return this.close();
+    await this.discardClient();
+    this.attempts = this.attemptsSoFar();
+    this.fail(error);
+  }
+
+  /**
+   * The attempts a live connection that broke counts as made: one, after it
+   * was stable; else the attempts it took to connect, so a server that fails
+   * right after every connect runs out of retries (`failed`) instead of being
+   * restarted forever.
+   */
+  private attemptsSoFar(): number {
+    const stable = this.connectedAt !== undefined && Date.now() - this.connectedAt >= STABLE_CONNECTION_MS;
+    return stable ? 1 : Math.max(1, this.attemptsToConnect);
   }
 
   private async loadTools(generation: number): Promise<void> {
@@ -555,14 +611,25 @@ export class ServerConnection {
       isCurrent: () => generation === this.generation && epoch === this.epoch && !this.closing && !this.released,
       activeCall: () => this.activeCall(),
       resourceList: (method) => this.resourceList(method),
+      closeCause: () => this.closeCauseValue,
     };
   }
 
+  /** Moves the status machine; a listener that fails is logged and never stops it. */
   private setState(state: ConnectionState): void {
     const was = this.stateValue;
     this.stateValue = state;
-    if (was === "connected" && state !== "connected") this.kernel.hooks.serverDisconnected.call(this.context, state);
-    this.events.stateChanged(this);
+    if (was === "connected" && state !== "connected") inBackground(() => this.kernel.hooks.serverDisconnected.call(this.context, state), this.report("a plugin's disconnect handler"));
+    inBackground(() => this.events.stateChanged(this), this.report("reporting the state"));
+  }
+
+  /** Logs a failure of background work to the server's retained log (redacted, terminal controls removed). */
+  logFailure(what: string, error: unknown): void {
+    this.log.append(`[pi-mcp] ${what} failed: ${this.describe(error)}\n`);
+  }
+
+  private report(what: string): (error: unknown) => void {
+    return (error) => this.logFailure(what, error);
   }
 
   private describe(error: unknown): string {

@@ -76,9 +76,17 @@ export function isTimeout(error: unknown): boolean {
  * caller's signal fired), timed out, the connection lost (`during` says when),
  * or the cause, with terminal controls and settings' secrets removed.
  */
-export function requestFailure(label: string, error: unknown, how: { readonly timeoutMs: number; readonly redact: Redactor; readonly signal?: AbortSignal; readonly during?: string }): PiMcpError {
+export function requestFailure(
+  label: string,
+  error: unknown,
+  how: { readonly timeoutMs: number; readonly redact: Redactor; readonly signal?: AbortSignal; readonly during?: string; readonly closeCause?: Error | undefined },
+): PiMcpError {
   if (how.signal?.aborted) return new PiMcpError("failed", `${label} was cancelled`, { cause: error });
   if (isTimeout(error)) return new PiMcpError("failed", `${label} timed out after ${how.timeoutMs} ms`, { cause: error });
+  // The transport closed the connection for a reason of its own (a message over the size cap): that reason, not "lost".
+  if (isConnectionLost(error) && how.closeCause) {
+    return new PiMcpError("connection_failed", safeText(`${label} failed: ${how.closeCause.message}; the connection was closed`, how.redact), { cause: error });
+  }
   if (isConnectionLost(error)) {
     return new PiMcpError("connection_failed", `${label} failed: the server's connection was lost${how.during ? ` ${how.during}` : ""}`, { cause: error });
   }

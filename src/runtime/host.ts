@@ -4,6 +4,7 @@ import { DEFAULTS } from "../config/types.ts";
 import type { Kernel } from "../kernel/kernel.ts";
 import type { ConnectionContext, HostContext, Redactor, SystemPromptContext } from "../kernel/types.ts";
 import { withoutRootFolders } from "../config/roots.ts";
+import { inBackground } from "./background.ts";
 import { coalesce } from "./coalesce.ts";
 import { CATALOG_COALESCE_MS, ServerConnection, authIdentityOf, type ConnectionEvents, type ConnectionStatus } from "./connection.ts";
 import { canonicalPath } from "../config/paths.ts";
@@ -62,7 +63,7 @@ export class McpHost {
    * catalog that changes, changes the snapshot only with the next sync.
    */
   private synced: SystemPromptContext["servers"] = [];
-  private readonly syncTools = coalesce(CATALOG_COALESCE_MS, () => this.bridgeTools());
+  private readonly syncTools = coalesce(CATALOG_COALESCE_MS, () => this.bridgeTools(), (error) => this.reportToAll("offering the tools to Pi", error));
   /** Woken at every change of a connection's state (what `settled` waits on). */
   private readonly stateWaiters = new Set<() => void>();
   private stopped = false;
@@ -123,7 +124,8 @@ export class McpHost {
   start(): void {
     if (!this.config.valid) return;
     for (const entry of this.config.servers) {
-      if (!entry.masked && !this.connections.has(entry.name)) void this.open(entry);
+      if (entry.masked || this.connections.has(entry.name)) continue;
+      inBackground(() => this.open(entry), (error) => this.connections.get(entry.name)?.logFailure("starting", error));
     }
   }
 
@@ -154,10 +156,10 @@ export class McpHost {
     return {
       stateChanged: () => {
         // A server that just connected brings its first catalog: it reaches Pi at once, not a window later.
-        if (connected()) this.bridgeTools().catch((error: unknown) => current()?.log.append(`[pi-mcp] offering the tools to Pi failed: ${String(error)}\n`));
+        if (connected()) inBackground(() => this.bridgeTools(), (error) => current()?.logFailure("offering the tools to Pi", error));
         else this.syncTools.trigger();
         for (const wake of [...this.stateWaiters]) wake();
-        this.events.statusChanged?.();
+        inBackground(() => this.events.statusChanged?.(), (error) => current()?.logFailure("reporting the status", error));
       },
       // A catalog loaded while connecting is bridged by the "connected" change above; later ones are folded.
       toolsChanged: () => {
@@ -195,6 +197,11 @@ export class McpHost {
       requestTimeoutMs: entry.definition.requestTimeoutMs ?? config.requestTimeoutMs,
       capabilities: this.kernel.hooks.clientCapabilities.call({}, probe),
     });
+  }
+
+  /** A failure of work for every server (the tool sync) goes to each server's log. */
+  private reportToAll(what: string, error: unknown): void {
+    for (const connection of this.connections.values()) connection.logFailure(what, error);
   }
 
   /**

@@ -1,4 +1,5 @@
 import { createHash } from "node:crypto";
+import { inBackground } from "./background.ts";
 import type { ServerConnection } from "./connection.ts";
 
 /** How long a released connection waits for the next session of the same Pi process. */
@@ -25,7 +26,7 @@ export class ConnectionPool {
     connection.release();
     const timer = setTimeout(() => {
       this.remove(key, connection);
-      void connection.close();
+      inBackground(() => connection.close(), ignore);
     }, ttlMs);
     timer.unref?.(); // a waiting connection never keeps Pi alive
     const list = this.retained.get(key) ?? [];
@@ -41,7 +42,7 @@ export class ConnectionPool {
       clearTimeout(timer);
       if (list.length === 0) this.retained.delete(key);
       if (connection.reusable) return connection;
-      void connection.close();
+      inBackground(() => connection.close(), ignore);
     }
     return undefined;
   }
@@ -69,6 +70,9 @@ export class ConnectionPool {
     else this.retained.delete(key);
   }
 }
+
+/** Closing a connection nobody owns any more has nobody to tell of a failure. */
+const ignore = () => undefined;
 
 const POOL = Symbol.for("pi-mcp.connection-pool");
 

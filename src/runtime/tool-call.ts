@@ -86,7 +86,7 @@ async function sendCall(
       throw error;
     }
   } catch (error) {
-    throw requestFailure(label, error, { signal: options.signal, timeoutMs: timeout, redact: connection.host.redact, during: "during the call" });
+    throw requestFailure(label, error, { signal: options.signal, timeoutMs: timeout, redact: connection.host.redact, during: "during the call", closeCause: connection.closeCause });
   } finally {
     leave();
   }

@@ -1,0 +1,15 @@
+/*
+ * Limits every server is held to, whatever it sends (each is documented in
+ * the README). A server is untrusted: none of these can be raised by it.
+ */
+
+/** The largest single message read from a server, on every transport (16 MiB). */
+export const MAX_MESSAGE_BYTES = 16 * 1024 * 1024;
+
+/** How many `sampling/createMessage` requests one tool call may make. */
+export const MAX_SAMPLING_PER_CALL = 10;
+
+/** `bytes` as the README writes limits: "16 MiB". */
+export function formatLimit(bytes: number): string {
+  return bytes % (1024 * 1024) === 0 ? `${bytes / (1024 * 1024)} MiB` : `${bytes} bytes`;
+}

@@ -1,0 +1,146 @@
+// Servers that connect and then fail every request, in every way (an error
+// answer, a closed connection, a crash, a hang, garbage), over stdio and
+// Streamable HTTP, each announcing catalog changes (tools, resources, prompts
+// list_changed, a log line, a resource update) right before it fails: our host,
+// the built `pi-mcp test`, and a real Pi turn must all outlive them. Nothing may
+// become an unhandled rejection (vitest reports those, and the crash guard of
+// test/setup fails a test whose Pi or CLI had one); every failure ends in the
+// status machine and the server's retained log.
+import { existsSync } from "node:fs";
+import { execFileSync } from "node:child_process";
+import { afterEach, beforeAll, describe, expect, it } from "vitest";
+import { usePiHome, runPiWithMcp, NODE, REPO_ROOT } from "../e2e/harness/pi.ts";
+import { fixtureServer, startHost, stopAllHosts, textOf, type RawDefinition } from "../helpers/host.ts";
+import { fixturePath, startHttpFixture, type RunningServer } from "../helpers/servers.ts";
+import { CLI_BIN, createSandbox, nodeBinary, projectPath, runProcess } from "../helpers/tmp.ts";
+import { expectBystanderWorks, rejectsWithin } from "./_shared.ts";
+
+const MODES = ["error", "close", "crash", "hang", "garbage"] as const;
+type Mode = (typeof MODES)[number];
+
+const servers: RunningServer[] = [];
+afterEach(async () => {
+  await stopAllHosts();
+  await Promise.allSettled(servers.splice(0).map((server) => server.stop()));
+});
+
+/** The faulty fixture over stdio. */
+const stdioFaulty = (mode: Mode, when: Record<string, string>): RawDefinition => fixtureServer("faulty", { FAULT: mode, ...when });
+
+/** The faulty fixture over Streamable HTTP (its own process: its request counter is per process). */
+async function httpFaulty(mode: Mode, when: Record<string, string>): Promise<RawDefinition> {
+  const server = await startHttpFixture("faulty", ["--http"], { env: { FAULT: mode, ...when } });
+  servers.push(server);
+  return { url: server.url };
+}
+
+/** Every mode over both transports, named `<transport>-<mode>`. */
+async function everyFault(when: Record<string, string>, extra: RawDefinition = {}): Promise<Record<string, RawDefinition>> {
+  const definitions: Record<string, RawDefinition> = {};
+  for (const mode of MODES) {
+    definitions[`stdio-${mode}`] = { ...stdioFaulty(mode, when), ...extra };
+    definitions[`http-${mode}`] = { ...(await httpFaulty(mode, when)), ...extra };
+  }
+  return definitions;
+}
+
+describe("a re-list after list_changed that fails, in every way, on both transports", () => {
+  it("never escapes: each server goes through retrying to failed with a cause, its log says why, and the others keep working", async () => {
+    // The first tools/list (at connect) is answered; the re-list the change notices ask for is the first to fail.
+    const faulty = await everyFault({ FAULT_AFTER: "1" });
+    const h = await startHost({ ...faulty, bystander: fixtureServer("basic") }, { requestTimeoutMs: 1_500, retry: { maxRetries: 1, initialDelayMs: 50 } });
+    const states = new Map<string, string[]>();
+    const track = setInterval(() => {
+      for (const name of Object.keys(faulty)) {
+        const seen = states.get(name) ?? [];
+        const state = h.host.connection(name)?.state;
+        if (state && seen.at(-1) !== state) states.set(name, [...seen, state]);
+      }
+    }, 5);
+    try {
+      for (const name of Object.keys(faulty)) {
+        const status = await h.waitForState(name, "failed", 20_000);
+        expect(status.cause, name).toMatch(/\S/);
+        expect(states.get(name), name).toContain("connected");
+        expect(states.get(name), name).toContain("retrying");
+        const log = h.host.connection(name)!.log.text();
+        // Either the re-list failed and broke the connection, or the connection itself went first (close, crash).
+        expect(log, name).toMatch(/re-listing the tools after a change notice failed|closed its standard output|SSE stream disconnected|fetch failed/);
+      }
+    } finally {
+      clearInterval(track);
+    }
+    await expectBystanderWorks(h);
+  }, 60_000);
+});
+
+describe("a tool call on a server that then fails every request", () => {
+  it.each(MODES)("fails with a clear error (%s), the change notices it sent are handled, and the others keep working", async (mode) => {
+    const h = await startHost(
+      { stdio: stdioFaulty(mode, { FAULT_FROM: "tools/call" }), http: await httpFaulty(mode, { FAULT_FROM: "tools/call" }), bystander: fixtureServer("basic") },
+      { requestTimeoutMs: 1_500, retry: { maxRetries: 0 } },
+    );
+    for (const server of ["stdio", "http"]) {
+      await h.waitForTools(1, { server });
+      const error = await rejectsWithin(h.call(`mcp__${server}__echo`, { text: "x" }), 6_000);
+      expect(error.message).toMatch(new RegExp(`^${server}/echo (failed: \\S|timed out after 1500 ms)`));
+      // The re-list its notices asked for failed too: the server ends in the status machine, not in an unhandled rejection.
+      await h.waitForState(server, ["failed", "retrying"], 10_000);
+    }
+    await expectBystanderWorks(h);
+  });
+});
+
+describe("pi-mcp test (the built CLI) against servers that fail every request after connecting", () => {
+  beforeAll(() => {
+    if (!existsSync(CLI_BIN)) execFileSync("unbuild", [], { cwd: REPO_ROOT, env: { ...process.env, PATH: projectPath() }, stdio: "ignore", timeout: 120_000 });
+  }, 180_000);
+
+  it("prints its one JSON document with every server failed and a cause, exits 1, and nothing goes unhandled", async () => {
+    const box = await createSandbox();
+    try {
+      const definitions = { ...(await everyFault({ FAULT_AFTER: "0" })), ...prefixed("late-", await everyFault({ FAULT_AFTER: "1" })) };
+      await box.writeJson(box.globalSettings, { mcp: { requestTimeoutMs: 1_500, servers: definitions } });
+      const result = await runProcess(nodeBinary(), [CLI_BIN, "test", "--all", "--json"], { cwd: box.projectDir, env: box.env(), timeoutMs: 60_000 });
+      expect(result.code, result.stderr).toBe(1);
+      const document = JSON.parse(result.stdout) as { servers: { name: string; ok: boolean; error: string | null }[] };
+      expect(document.servers.map((server) => server.name).sort()).toEqual(Object.keys(definitions).sort());
+      for (const server of document.servers) {
+        expect(server.ok, server.name).toBe(false);
+        expect(server.error, server.name).toMatch(/\S/);
+      }
+      expect(result.stderr).not.toMatch(/Unhandled|uncaught/i);
+    } finally {
+      await box.cleanup();
+    }
+  }, 90_000);
+});
+
+describe("a real Pi turn with servers that fail every request once called", () => {
+  const home = usePiHome();
+
+  it("keeps Pi running: each failing call is an error result for the model, the turn goes on, the healthy server answers", async () => {
+    const faulty = await everyFault({ FAULT_FROM: "tools/call" }, { requestTimeoutMs: 1_500 });
+    await home.writeSettings({ mcp: { retry: { maxRetries: 0 }, servers: { ...faulty, bystander: { command: NODE, args: [fixturePath("basic")] } } } });
+    const names = Object.keys(faulty);
+    const run = await runPiWithMcp(home, "go", [
+      ...names.map((name) => ({ toolCall: { name: `mcp__${name}__echo`, arguments: { text: name } } })),
+      { toolCall: { name: "mcp__bystander__echo", arguments: { text: "alive" } } },
+      { textFromLastToolResult: true, prefix: "model saw: " },
+    ]);
+    expect(run.timedOut).toBe(false);
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.stdout).toContain("model saw: alive");
+    const results = run.requests.at(-1)!.messages.filter((message: { role: string }) => message.role === "toolResult");
+    expect(results).toHaveLength(names.length + 1);
+    names.forEach((name, index) => {
+      expect(results[index].isError, name).toBe(true);
+      expect(textOf({ content: results[index].content, details: {}, isError: true }), name).toMatch(new RegExp(`${name}/echo (failed|timed out)`));
+    });
+    expect(results.at(-1).isError).toBe(false);
+  }, 120_000);
+});
+
+function prefixed(prefix: string, definitions: Record<string, RawDefinition>): Record<string, RawDefinition> {
+  return Object.fromEntries(Object.entries(definitions).map(([name, definition]) => [`${prefix}${name}`, definition]));
+}
