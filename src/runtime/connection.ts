@@ -12,7 +12,7 @@ import { sdkOutputOf, withSdkOutput, type SdkOutputSink } from "../safety/sdk-ou
 import { createRedactor, safeHead, safeText } from "../safety/text.ts";
 import { inBackground } from "./background.ts";
 import { coalesce } from "./coalesce.ts";
-import { authStateOf, classifyFailure, isExpiredSession, noStreamableHttpHint, requestFailure } from "./errors.ts";
+import { authStateOf, classifyFailure, isConnectionLost, isExpiredSession, noStreamableHttpHint, requestFailure } from "./errors.ts";
 import { invalidHeaderMarking } from "./header-declarations.ts";
 import { ANY_RESULT, collectPages } from "./paging.ts";
 import { listOptional, ResourceCatalog, type CatalogItem, type OptionalListMethod, type ResourceListMethod } from "./catalog.ts";
@@ -320,7 +320,11 @@ export class ServerConnection {
       // Read before the transport closes: how the process ended, what it wrote last.
       const cause = this.explainFailure(error, started.handle?.evidence?.());
       await this.discardClient();
-      this.fail(error, cause);
+      // A plugin that failed once connected: the attempts count as for a connection that broke.
+      if (this.stateValue === "connected") this.attempts = this.attemptsSoFar();
+      // Lost while it started because the transport closed it (a message over the size cap): that is the cause.
+      if (isConnectionLost(error) && this.closeCauseValue) this.fail(this.closeCauseValue);
+      else this.fail(error, cause);
     }
   }
 
@@ -402,16 +406,19 @@ export class ServerConnection {
     if (client.getServerCapabilities()?.resources) {
       // Listed now, beside the tools, but not waited for: resources are optional, so a slow or failing
       // listing never holds the connection up; its readers (and `test`) wait for it, and it stays cached.
-      this.resourceCatalog = new ResourceCatalog((method) => this.listOptional(client, method));
-      void this.resourceCatalog.load();
+      const catalog = new ResourceCatalog((method) => this.listOptional(client, method));
+      this.resourceCatalog = catalog;
+      inBackground(() => catalog.load(), this.report("listing the resources"));
     }
     await this.loadTools(generation).catch((error: unknown) => Promise.reject(this.namedListFailure(error)));
+    // Lost while the tools loaded (`lost()` leaves that to the attempt): the attempt fails.
+    if (this.client !== client) throw this.closeCauseValue ?? new PiMcpError("connection_failed", "the connection closed while it started");
   }
 
   /** A failed tools/list names its method (an authorization failure stays as it is: it is classified by its type). */
   private namedListFailure(error: unknown): unknown {
     if (error instanceof PiMcpError || authStateOf(error) !== undefined || classifyFailure(error) !== "retryable") return error;
-    return requestFailure(`${this.name} tools/list`, error, { timeoutMs: this.requestTimeoutMs, redact: this.host.redact });
+    return requestFailure(`${this.name} tools/list`, error, { timeoutMs: this.requestTimeoutMs, redact: this.host.redact, closeCause: this.closeCauseValue });
   }
 
   /**
@@ -448,6 +455,7 @@ export class ServerConnection {
     this.resourceCatalog = undefined;
     this.transport = undefined;
     this.pid = undefined;
+    if (this.stateValue === "connecting") return; // the attempt is still loading the catalogs: it fails itself
     this.attempts = this.attemptsSoFar();
     // The transport closed it for a reason of its own (a message over the size cap): that is the cause.
     if (this.closeCauseValue) return this.fail(this.closeCauseValue);
