@@ -14,8 +14,8 @@ try {
   process.exit(1);
 }
 const passed = report.numPassedTests ?? 0;
-// Suites that failed to load count as failures too.
-const failed = (report.numFailedTests ?? 0) + (report.numFailedTestSuites ?? 0) - countSuitesWithFailedTests(report) + countUnhandledErrors(join(dirname(file), ".vitest-unhandled.json"));
+// A test file that failed with no failed test of its own (it did not load, a hook failed) counts once too.
+const failed = (report.numFailedTests ?? 0) + countFilesFailedWithoutFailedTests(report) + countUnhandledErrors(join(dirname(file), ".vitest-unhandled.json"));
 console.log(`${passed} passed, ${failed} failed`);
 process.exit(failed > 0 || passed === 0 ? 1 : 0);
 
@@ -28,6 +28,7 @@ function countUnhandledErrors(path) {
   }
 }
 
-function countSuitesWithFailedTests(data) {
-  return (data.testResults ?? []).filter((suite) => (suite.assertionResults ?? []).some((test) => test.status === "failed")).length;
+// (numFailedTestSuites counts describe blocks as well as files, so it cannot be used: two failed tests made "3 failed".)
+function countFilesFailedWithoutFailedTests(data) {
+  return (data.testResults ?? []).filter((file) => file.status === "failed" && !(file.assertionResults ?? []).some((test) => test.status === "failed")).length;
 }

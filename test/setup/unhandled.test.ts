@@ -34,21 +34,21 @@ describe("a child process the tests start", () => {
 });
 
 describe("the summary line (scripts/test-summary.mjs)", () => {
-  it("counts the unhandled error vitest saw as a failure, although every test passed its assertions", async () => {
-    const out = await mkdtemp(join(tmpdir(), "pi-mcp-leaky-"));
+  it("counts each failed test once (in a describe block or not), a file that did not load, and each unhandled error vitest saw, although the JSON report leaves those out", async () => {
+    const out = await mkdtemp(join(tmpdir(), "pi-mcp-summary-"));
     try {
-      const config = join(REPO_ROOT, "test/setup/fixtures/vitest.leaky.config.mjs");
+      const config = join(REPO_ROOT, "test/setup/fixtures/vitest.summary-probe.config.mjs");
       const vitest = await runProcess(nodeBinary(), [join(REPO_ROOT, "node_modules/vitest/vitest.mjs"), "run", "--config", config], {
         cwd: out,
-        env: { PATH: projectPath(), LEAKY_OUT: out },
+        env: { PATH: projectPath(), PROBE_OUT: out },
         timeoutMs: 60_000,
       });
       expect(vitest.code).toBe(1);
       const report = JSON.parse(await readFile(join(out, ".vitest-report.json"), "utf8"));
-      expect([report.numPassedTests, report.numFailedTests]).toEqual([2, 0]); // the JSON report alone would say all is well
+      expect([report.numPassedTests, report.numFailedTests]).toEqual([3, 3]); // the unhandled rejection is not in it
       expect(JSON.parse(await readFile(join(out, ".vitest-unhandled.json"), "utf8")).count).toBe(1);
       const summary = await runProcess(nodeBinary(), [join(REPO_ROOT, "scripts/test-summary.mjs"), join(out, ".vitest-report.json")], { cwd: out, env: { PATH: projectPath() } });
-      expect(summary.stdout.trim()).toBe("2 passed, 1 failed");
+      expect(summary.stdout.trim()).toBe("3 passed, 5 failed");
       expect(summary.code).toBe(1);
     } finally {
       await rm(out, { recursive: true, force: true });
