@@ -70,8 +70,12 @@ export async function listOptional(client: Client, method: OptionalListMethod, r
  */
 export class ResourceCatalog {
   private readonly lists = new Map<ResourceListMethod, Promise<CatalogItem[]>>();
+  private readonly fetch: (method: ResourceListMethod) => Promise<CatalogItem[]>;
 
-  constructor(private readonly fetch: (method: ResourceListMethod) => Promise<CatalogItem[]>) {}
+  // Fields written out (no parameter properties): Node's type stripping can load this file as it is.
+  constructor(fetch: (method: ResourceListMethod) => Promise<CatalogItem[]>) {
+    this.fetch = fetch;
+  }
 
   /** The cached list, fetched now when there is none (or the last attempt failed). */
   get(method: ResourceListMethod): Promise<CatalogItem[]> {

@@ -18,9 +18,11 @@ export const STDERR_LINE_CHARS = 160;
 
 /** The connect deadline ran out (`connectTimeoutMs`). */
 export class ConnectTimeoutError extends PiMcpError {
-  constructor(readonly timeoutMs: number) {
+  readonly timeoutMs: number;
+  constructor(timeoutMs: number) {
     super("connection_failed", `connecting took longer than ${timeoutMs} ms`);
     this.name = "ConnectTimeoutError";
+    this.timeoutMs = timeoutMs;
   }
 }
 
