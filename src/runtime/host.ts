@@ -392,8 +392,17 @@ function killQuietly(pid: number): void {
   }
 }
 
-/** Tool definitions nested deeper than this (objects and arrays) are left out. */
-export const MAX_DEFINITION_DEPTH = 256;
+/**
+ * Tool definitions nested deeper than this (objects and arrays) are left out.
+ * Every model request of Pi 1.6 structured-clones the transcript, whose system
+ * messages carry each tool's declaration (ExtensionRunner.emitContext), and V8's
+ * structured clone overflows its stack at about 1,600 levels: one such
+ * definition would fail every request. Measured in a real Pi: 1,500 levels
+ * pass, 1,600 fail; the cut leaves room. (ajv compiles input schemas of up to
+ * about 470 nested properties, ~950 levels; a deeper one fails only its own
+ * tool, at call time.)
+ */
+export const MAX_DEFINITION_DEPTH = 1_000;
 
 /** The definition's JSON, or why it cannot be offered: nested too deeply to serialize safely. */
 function definitionFingerprint(tool: Tool): string | { problem: string } {
