@@ -4,6 +4,7 @@ import { deserializeMessage, ReadBuffer, type JSONRPCMessage } from "@modelconte
 import { StdioClientTransport, type StdioServerParameters } from "@modelcontextprotocol/client/stdio";
 import { MessageTooLargeError, TransportClosedError } from "../../src/kernel/errors.ts";
 import { MAX_MESSAGE_BYTES } from "../../src/kernel/limits.ts";
+import { withoutLeadingFragment } from "../../src/safety/text.ts";
 import { transportPlugin } from "./plugin.ts";
 
 const NEWLINE = 0x0a;
@@ -140,7 +141,9 @@ export const stdioTransportPlugin = () =>
     transport.stderr?.on("data", (chunk: Buffer) => {
       const text = chunk.toString("utf8");
       context.log(text);
-      stderrTail = (stderrTail + text).slice(-STDERR_TAIL_BYTES);
+      // A tail cut inside a secret would keep its end, which no redaction recognises: that fragment goes now.
+      const joined = stderrTail + text;
+      stderrTail = joined.length > STDERR_TAIL_BYTES ? withoutLeadingFragment(joined.slice(-STDERR_TAIL_BYTES), context.host.redact) : joined;
     });
     transport.stderr?.on("error", (error: Error) => context.log(`[pi-mcp] reading the server's stderr failed: ${error.message}\n`));
     return { transport, evidence: () => ({ ...(transport.exit && { exit: transport.exit }), ...(stderrTail && { stderrTail }) }) };

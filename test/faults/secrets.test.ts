@@ -10,6 +10,7 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { NODE, REPO_ROOT, runPi, usePiHome, type FauxStep } from "../e2e/harness/pi.ts";
 import { REDACTED } from "../../src/safety/text.ts";
+import { nodeBinary, projectPath, runProcess } from "../helpers/tmp.ts";
 
 const home = usePiHome();
 const LEAKY = join(REPO_ROOT, "test/fixtures/servers/leaky.mjs");
@@ -91,4 +92,23 @@ describe("/mcp logs cuts only after it redacted", () => {
     expect(logs[2]).toMatch(/\nz\nz\n/);
     for (const secret of [byteSecret, lineSecret]) for (const part of secret.split("\n")) expectNoPieceOf(`${run.stdout}\n${run.stderr}`, part);
   }, 120_000);
+});
+
+describe("the stderr tail a failure quotes", () => {
+  it("never starts with a piece of a secret its 4 KB cut ran through (pi-mcp test, its own process)", async () => {
+    const secret = newSecret("tail");
+    // One line ending 8 characters into the end of the secret's last 4 KB: the tail is cut inside the secret.
+    const leakAndExit = JSON.stringify({ form: "raw", before: 1_000, after: 4096 - 1 - 8 });
+    await home.writeSettings({ mcp: { retry: { maxRetries: 0 }, servers: { leaky: { command: NODE, args: [LEAKY], environment: { FIXTURE_SECRET: "${TAIL_SECRET}", FIXTURE_LEAK_AND_EXIT: leakAndExit } } } } });
+    const result = await runProcess(nodeBinary(), ["--experimental-transform-types", "--no-warnings", join(REPO_ROOT, "cli/index.ts"), "test", "leaky", "--json"], {
+      cwd: home.cwd,
+      env: { PATH: projectPath(), HOME: home.home, PI_CODING_AGENT_DIR: home.agentDir, TAIL_SECRET: secret },
+      timeoutMs: 60_000,
+    });
+    expect(result.code).toBe(1);
+    const tested = JSON.parse(result.stdout).servers[0];
+    expect(tested.ok).toBe(false);
+    expect(tested.error).toMatch(/exit(ed)? .*code 3/);
+    expectNoPieceOf(`${result.stdout}\n${result.stderr}`, secret);
+  }, 90_000);
 });
