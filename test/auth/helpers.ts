@@ -87,7 +87,7 @@ export async function startPiLikeHost(box: Sandbox, pool?: ConnectionPool): Prom
     state: (name) => status(name)?.state ?? "disabled",
     reusedAt: (name) => status(name)?.reusedAt,
     cause: (name) => status(name)?.cause,
-    async waitFor(name, states, timeoutMs = 10_000) {
+    async waitFor(name, states, timeoutMs = 30_000) {
       const wanted: readonly ConnectionState[] = typeof states === "string" ? [states] : states;
       await until(() => wanted.includes(status(name)?.state ?? "disabled"), timeoutMs, () => JSON.stringify(status(name)));
     },

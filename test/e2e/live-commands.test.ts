@@ -72,7 +72,7 @@ describe("test beside a live session", () => {
       expect(temporary).toHaveLength(2);
       for (const pid of temporary) {
         expect(seen.some((event) => event.pid === pid && event.event === "stdin-end")).toBe(true);
-        await until(() => !isAlive(pid), 5_000, () => `temporary server ${pid} is still running`);
+        await until(() => !isAlive(pid), 30_000, () => `temporary server ${pid} is still running`);
       }
       expect(seen.filter((event) => event.pid === live).map((event) => event.event)).toEqual(["start", "call", "call"]);
       expect(isAlive(live)).toBe(true);
@@ -100,7 +100,7 @@ describe("/mcp reconnect", () => {
       const second = starts[1]!.pid;
       expect(second).not.toBe(first!.pid);
       expect((await fixtureEvents(events)).some((event) => event.pid === first!.pid && event.event === "stdin-end")).toBe(true);
-      await until(() => !isAlive(first!.pid), 5_000, () => "the replaced server is still running");
+      await until(() => !isAlive(first!.pid), 30_000, () => "the replaced server is still running");
       expect(await ask(rpc, "count")).toBe(`got: pid=${second} calls=1`);
 
       // It fails for good (no retries left); once it can start again, reconnect brings it back.

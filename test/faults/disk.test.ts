@@ -111,7 +111,7 @@ describe("on a full disk", () => {
     const log = new RetainedLog();
     const writer = persistLog(log, path, { render: () => log.text(), report: (line) => log.append(line), retryDelaysMs: [50, 10_000] });
     log.append("first words\n");
-    await until(() => log.text().includes("cannot write"), 5_000);
+    await until(() => log.text().includes("cannot write"), 30_000);
     await disk.free();
     await waitForText(path, "first words", 5_000);
     log.append("later words\n"); // the next write is an ordinary, folded one again
@@ -134,7 +134,7 @@ describe("on a full disk", () => {
     await disk.fill();
     for (let i = 0; i < 20; i++) await h.call("mcp__talker__say", { text: `while full ${i}`, to: "stderr" });
     const log = h.host.connection("talker")!.log;
-    await until(() => log.text().includes("cannot write the retained log file"), 10_000);
+    await until(() => log.text().includes("cannot write the retained log file"), 30_000);
     expect(h.status("talker").state).toBe("connected");
     await disk.free();
     // The first retry comes 1 s after the failure and writes everything the server said meanwhile.

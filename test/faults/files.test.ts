@@ -115,7 +115,7 @@ describe("the settings file corrupted between two operations", () => {
     // Once the file is repaired, mutations work again.
     await writeFile(sandbox.globalSettings, whole);
     expect((await run(env, ["disable", "three"])).exitCode).toBe(0);
-    await until(() => !sink.active.has("mcp__three__echo"), 10_000);
+    await until(() => !sink.active.has("mcp__three__echo"), 30_000);
     expect(JSON.parse(await readFile(sandbox.globalSettings, "utf8"))).toMatchObject({ theme: "dark", mcp: { servers: { three: { enabled: false } } } });
   }, 60_000);
 });

@@ -31,7 +31,7 @@ describe("kill -9 of a stdio server mid-call", () => {
       expect(error.message).toMatch(/^victim\/(slow|hang) failed: the server's connection was lost during the call$/);
     }
     await expectBystanderWorks(h);
-    await h.waitForState("victim", "connected", 10_000);
+    await h.waitForState("victim", "connected", 30_000);
     expect(h.status("victim").pid).not.toBe(pid);
     expect(textOf(await h.call("mcp__victim__slow", { ms: 1 }))).toBe("slept 1");
   });

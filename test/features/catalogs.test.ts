@@ -44,7 +44,7 @@ async function withResources(servers: Record<string, RawDefinition>, options = {
   const services = fakeServices();
   const h = await startHost(servers, { services, ...options });
   for (const name of Object.keys(servers)) await h.waitForState(name, "connected");
-  await until(() => services.piTools.active.has("list_mcp_resource_templates"), 10_000);
+  await until(() => services.piTools.active.has("list_mcp_resource_templates"), 30_000);
   return { h, services };
 }
 

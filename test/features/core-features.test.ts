@@ -24,7 +24,7 @@ describe("resources", () => {
     expect(none.piTools.tools.size).toBe(0); // no server offers resources: nothing registered
     const services = fakeServices();
     const h = await startHost({ everything: everythingStdio() }, { services });
-    await until(() => services.piTools.active.size === 3, 10_000);
+    await until(() => services.piTools.active.size === 3, 30_000);
     expect([...services.piTools.tools.keys()].sort()).toEqual(["list_mcp_resource_templates", "list_mcp_resources", "read_mcp_resource"]);
     await h.host.reconnect("everything").catch(() => undefined);
     await h.host.connection("everything")!.close();
@@ -34,7 +34,7 @@ describe("resources", () => {
   it("lists resources and templates with their server, and reads one through the result mappers", async () => {
     const services = fakeServices();
     const h = await startHost({ everything: everythingStdio() }, { services });
-    await until(() => services.piTools.active.size === 3, 10_000);
+    await until(() => services.piTools.active.size === 3, 30_000);
     const listed = textOf(await services.piTools.tools.get("list_mcp_resources")!.execute({}, {}));
     expect(listed.split("\n").length).toBeGreaterThanOrEqual(7);
     expect(listed).toMatch(/^everything: \S+/);
@@ -50,7 +50,7 @@ describe("resources", () => {
   it("subscribes through /mcp subscribe, persists the wish, and queues a notice when the resource changes", async () => {
     const services = fakeServices();
     const h = await startHost({ everything: everythingStdio() }, { services });
-    await until(() => services.piTools.active.size === 3, 10_000);
+    await until(() => services.piTools.active.size === 3, 30_000);
     const env = piEnvironment(h);
     const uri = "demo://resource/static/document/architecture.md";
     const result = await runCommandLine(commands(h), ["subscribe", "everything", uri], env);
@@ -69,7 +69,7 @@ describe("resources", () => {
   it("replays subscriptions from the active branch only", async () => {
     const services = fakeServices();
     const h = await startHost({ everything: everythingStdio() }, { services });
-    await until(() => services.piTools.active.size === 3, 10_000);
+    await until(() => services.piTools.active.size === 3, 30_000);
     const env = piEnvironment(h);
     const uri = "demo://resource/static/document/architecture.md";
     await runCommandLine(commands(h), ["subscribe", "everything", uri], env);
@@ -89,7 +89,7 @@ describe("resource subscriptions on a 2026-07-28 peer (subscriptions/listen)", (
   it("subscribes through one listen stream, notices only subscribed resources, and follows unsubscribe and branch changes", async () => {
     const services = fakeServices();
     const h = await startHost({ notes: { command: nodePath(), args: [RESOURCE_SERVER_2026], environment: { FIXTURE_EXTRA_RESOURCES: "2" } } }, { services });
-    await until(() => services.piTools.active.size === 3, 10_000);
+    await until(() => services.piTools.active.size === 3, 30_000);
     expect(h.host.connection("notes")?.status().protocolVersion).toBe("2026-07-28");
     const env = piEnvironment(h);
     const statusLines = () => h.host.statusLines().join("\n");
@@ -98,14 +98,14 @@ describe("resource subscriptions on a 2026-07-28 peer (subscriptions/listen)", (
     await until(() => statusLines().includes("notes note://a"), 15_000);
     await h.call("mcp__notes__touch", { uri: "note://b" }); // not subscribed: no notice
     await h.call("mcp__notes__touch", { uri: "note://a" });
-    await until(() => services.session.messages.length > 0, 10_000);
+    await until(() => services.session.messages.length > 0, 30_000);
     expect(services.session.messages.map((message) => message.details)).toEqual([{ version: 1, server: "notes", uri: "note://a" }]);
 
     // A second subscription replaces the stream; both resources are live.
     await runCommandLine(commands(h), ["subscribe", "notes", "note://b"], env);
     await until(() => statusLines().includes("notes note://b"), 15_000);
     await h.call("mcp__notes__touch", { uri: "note://b" });
-    await until(() => services.session.messages.length === 2, 10_000);
+    await until(() => services.session.messages.length === 2, 30_000);
 
     // Unsubscribed, and a branch without any subscription: no more notices, nothing active. (Shown with
     // two resources that never changed before, so the one-notice-per-second rule cannot hide a notice.)
@@ -140,7 +140,7 @@ describe("resource listings", () => {
   it("are cut to Pi's limits like any result, with the whole listing in a Result Spill", async () => {
     const services = fakeServices();
     const h = await startHost({ notes: { command: nodePath(), args: [RESOURCE_SERVER, "--legacy"], environment: { FIXTURE_EXTRA_RESOURCES: "3000" } } }, { services });
-    await until(() => services.piTools.active.size === 3, 10_000);
+    await until(() => services.piTools.active.size === 3, 30_000);
     const outcome = await services.piTools.tools.get("list_mcp_resources")!.execute({ server: "notes" }, {});
     const shown = textOf(outcome);
     expect(shown.split("\n").length).toBeLessThanOrEqual(2_010);
@@ -154,7 +154,7 @@ describe("resource listings", () => {
   it("a stopped listing or read ends as cancelled", async () => {
     const services = fakeServices();
     const h = await startHost({ everything: everythingStdio() }, { services });
-    await until(() => services.piTools.active.size === 3, 10_000);
+    await until(() => services.piTools.active.size === 3, 30_000);
     for (const [tool, args] of [["list_mcp_resources", {}], ["read_mcp_resource", { server: "everything", uri: "demo://resource/static/document/architecture.md" }]] as const) {
       const stop = new AbortController();
       stop.abort();
@@ -171,7 +171,7 @@ describe("resource subscriptions belong to their session", () => {
       const servers = { notes: { command: nodePath(), args: [RESOURCE_SERVER, ...(era === "2025" ? ["--legacy"] : [])] } };
       const firstServices = fakeServices();
       const first = await startHost(servers, { services: firstServices, pool });
-      await until(() => firstServices.piTools.active.size === 3, 10_000);
+      await until(() => firstServices.piTools.active.size === 3, 30_000);
       await runCommandLine(commands(first), ["subscribe", "notes", "note://a"], piEnvironment(first));
       await until(() => first.host.statusLines().join("\n").includes("notes note://a"), 15_000);
       const pid = first.status("notes").pid;
@@ -181,7 +181,7 @@ describe("resource subscriptions belong to their session", () => {
 
       const services = fakeServices(); // a new session: no subscription entries
       const second = await startHost(servers, { services, pool });
-      await until(() => services.piTools.active.size === 3, 10_000);
+      await until(() => services.piTools.active.size === 3, 30_000);
       expect(second.status("notes")).toMatchObject({ pid, reusedAt: expect.any(Number) });
       const touched = textOf(await second.call("mcp__notes__touch", { uri: "note://a" }));
       if (era === "2025") expect(touched).toBe("no subscriber for note://a"); // unsubscribed when the first session ended

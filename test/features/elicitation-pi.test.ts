@@ -114,7 +114,7 @@ describe("elicitation in a real Pi (RPC mode)", () => {
       expect(confirms[0].message).toContain("https://example.com/first");
       expect(confirms[1].message).toContain("https://example.com/second?x=1");
       expect(confirms[1].message).toContain("Site: example.com");
-      await until(() => readFileOrEmpty(opened).includes("second"), 10_000, () => `opened: ${readFileOrEmpty(opened)}`);
+      await until(() => readFileOrEmpty(opened).includes("second"), 30_000, () => `opened: ${readFileOrEmpty(opened)}`);
       expect(readFileOrEmpty(opened).trim().split("\n")).toEqual(["https://example.com/second?x=1"]);
     } finally {
       await rpc.close();

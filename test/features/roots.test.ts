@@ -38,7 +38,7 @@ const filesystem = (extra: RawDefinition = {}) => packageServer(FILESYSTEM, [ser
 /** Waits until the filesystem server has applied the roots it asked for (it says so on stderr), `count` times in all. */
 async function rootsApplied(h: TestHost, name: string, count = 1): Promise<void> {
   const applied = () => h.host.connection(name)?.log.text().split("Updated allowed directories from MCP roots").length ?? 0;
-  await until(() => applied() > count, 10_000, () => `the server applied roots ${applied() - 1} times; log:\n${h.host.connection(name)?.log.text()}`);
+  await until(() => applied() > count, 30_000, () => `the server applied roots ${applied() - 1} times; log:\n${h.host.connection(name)?.log.text()}`);
 }
 
 /** A filesystem tool's text, without the labelled copy of its structured content. */
@@ -145,7 +145,7 @@ describe("roots in a live session", () => {
     const pid = h.status("fs").pid;
     const next = buildConfig({ fs: filesystem({ roots: false }) });
     await h.host.applyConfig(next, createRedactor(next.secrets));
-    await until(() => h.host.connection("fs")?.state === "connected" && h.status("fs").pid !== pid, 10_000);
+    await until(() => h.host.connection("fs")?.state === "connected" && h.status("fs").pid !== pid, 30_000);
     expect(await allowed(h, "fs")).toBe(`Allowed directories:\n${served}`);
   });
 
@@ -167,7 +167,7 @@ describe("roots in a live session", () => {
     const second = await startFilesystem(filesystem({ roots: ["data"] }), { pool });
     expect(second.status("fs")).toMatchObject({ pid, reusedAt: expect.any(Number) });
     // The first session's log went with it: the second counts the server's own line anew.
-    await until(() => second.host.connection("fs")!.log.text().includes("Updated allowed directories from MCP roots"), 10_000);
+    await until(() => second.host.connection("fs")!.log.text().includes("Updated allowed directories from MCP roots"), 30_000);
     expect(await allowed(second, "fs")).toBe(`Allowed directories:\n${join(project, "data")}`);
     await pool.drain();
   });

@@ -162,7 +162,8 @@ export async function stopAllHosts(): Promise<void> {
 /** Builds the EffectiveConfig a global settings.json `{ mcp: {...} }` would give. */
 export function buildConfig(servers: Record<string, RawDefinition>, options: StartHostOptions = {}, file = "/nonexistent/settings.json"): EffectiveConfig {
   const mcp = {
-    connectTimeoutMs: options.connectTimeoutMs ?? 5_000,
+    // Generous: a loaded machine may take seconds to start a server; tests of the timeout set their own.
+    connectTimeoutMs: options.connectTimeoutMs ?? 20_000,
     requestTimeoutMs: options.requestTimeoutMs ?? 10_000,
     retry: { maxRetries: 1, initialDelayMs: 50, maxDelayMs: 200, backoffFactor: 1.5, ...options.retry },
     ...options.settings,
@@ -227,9 +228,9 @@ export async function startHost(servers: Record<string, RawDefinition>, options:
     privateDir,
     status,
     states: (name) => [...(history.get(name) ?? [])],
-    waitUntil: (condition, timeoutMs = 10_000, describe = () => `status ${JSON.stringify(host.status())}; active: ${[...sink.active].join(", ")}`) =>
+    waitUntil: (condition, timeoutMs = 30_000, describe = () => `status ${JSON.stringify(host.status())}; active: ${[...sink.active].join(", ")}`) =>
       changes.until(condition, timeoutMs, describe),
-    async waitForState(name, state, timeoutMs = 10_000) {
+    async waitForState(name, state, timeoutMs = 30_000) {
       const wanted: readonly ConnectionState[] = typeof state === "string" ? [state] : state;
       await changes.until(
         () => host.connection(name) !== undefined && wanted.includes(status(name).state),
@@ -238,7 +239,7 @@ export async function startHost(servers: Record<string, RawDefinition>, options:
       );
       return status(name);
     },
-    async waitForTools(count, { server, timeoutMs = 10_000 } = {}) {
+    async waitForTools(count, { server, timeoutMs = 30_000 } = {}) {
       const mine = () => [...sink.active].filter((name) => server === undefined || name.startsWith(`mcp__${server}__`));
       await changes.until(
         () => mine().length >= count,

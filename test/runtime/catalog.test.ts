@@ -9,7 +9,7 @@ describe("paging", () => {
   it("registers all 10,000 tools served over 100 pages", async () => {
     const h = await startHost({ many: fixtureServer("many-tools") });
     await h.waitForState("many", "connected", 20_000);
-    const names = await h.waitForTools(10_000, { server: "many", timeoutMs: 10_000 });
+    const names = await h.waitForTools(10_000, { server: "many", timeoutMs: 30_000 });
     const registered = new Set(h.sink.registerCalls.flat().map((tool) => tool.name));
     expect(registered.size).toBe(10_000);
     expect(names).toHaveLength(10_000);
@@ -19,7 +19,7 @@ describe("paging", () => {
 
   it("fails a server that repeats a pagination cursor instead of looping, retrying only as the policy allows", async () => {
     const h = await startHost({ repeat: fixtureServer("many-tools", { FIXTURE_CURSOR: "repeat" }) }, { retry: { maxRetries: 1, initialDelayMs: 50 } });
-    const status = await h.waitForState("repeat", "failed", 6_000);
+    const status = await h.waitForState("repeat", "failed", 30_000);
     expect(status.cause).toMatch(/repeated a pagination cursor/);
     expect(status.attempts).toBe(2);
     // It stays failed: no hidden retry keeps running.

@@ -45,7 +45,7 @@ describe("a server that exits during startup", () => {
     const startLog = await tempFile("starts.log");
     const script = "require('node:fs').appendFileSync(process.env.START_LOG, process.pid + '\\n'); process.exit(3)";
     const h = await startHost({ dies: { command: nodePath(), args: ["-e", script], environment: { START_LOG: startLog } } }, { retry: { maxRetries: 2, initialDelayMs: 50 } });
-    const status = await h.waitForState("dies", "failed", 10_000);
+    const status = await h.waitForState("dies", "failed", 30_000);
     // Two retries and no more: nothing is left pending that could start a fourth attempt.
     expect(h.states("dies")).toEqual(["connecting", "retrying", "connecting", "retrying", "connecting", "failed"]);
     expect(h.status("dies")).toMatchObject({ state: "failed", attempts: 3 });
@@ -68,7 +68,7 @@ describe("a server that hangs", () => {
     await h.waitForTools(3, { server: "basic" });
     expect(textOf(await h.call("mcp__basic__echo", { text: "meanwhile" }))).toBe("meanwhile");
 
-    const status = await h.waitForState("silent", "failed", 10_000);
+    const status = await h.waitForState("silent", "failed", 30_000);
     const elapsed = Date.now() - started;
     expect(h.states("silent")).toEqual(["connecting", "retrying", "connecting", "failed"]); // the first attempt and one retry
     expect(status.attempts).toBe(2);

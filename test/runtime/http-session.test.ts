@@ -37,7 +37,7 @@ it("recovers an expired HTTP session transparently: the next call succeeds over 
 
   expect(textOf(await h.call("mcp__remote__forget"))).toBe("forgetting");
   // The fixture drops its sessions once its answer is written.
-  await eventually(async () => ((await stats()).sessions === 0 ? true : undefined), 10_000, () => "the fixture still holds its session");
+  await eventually(async () => ((await stats()).sessions === 0 ? true : undefined), 30_000, () => "the fixture still holds its session");
 
   expect(textOf(await h.call("mcp__remote__echo", { text: "after" }))).toBe("after");
   const after = await stats();

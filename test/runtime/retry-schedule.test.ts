@@ -108,6 +108,6 @@ it("an unexpected close retries on the same schedule, starting again from the in
   await h.waitForState("w", "connected");
   const reconnected = transitions.length;
   await h.call("mcp__w__restart", {});
-  await until(() => transitions.slice(reconnected).some((transition) => transition.state === "connected"), 10_000, () => JSON.stringify(transitions.slice(reconnected)));
+  await until(() => transitions.slice(reconnected).some((transition) => transition.state === "connected"), 30_000, () => JSON.stringify(transitions.slice(reconnected)));
   expectSchedule(transitions.slice(reconnected), [SCHEDULE[0]!]);
 });
