@@ -174,11 +174,16 @@ export interface PiRunResult {
   requests: FauxLogEntry[];
 }
 
+/** How long a Pi run, an RPC command or an awaited record may take before it counts as stuck. */
+const STUCK_MS = 45_000;
+
 /**
  * Run `pi` once (stdin from /dev/null) and wait for it to exit. On timeout its whole process
  * tree is killed and `timedOut` is set. For print mode include `-p` in `args`.
+ * `timeoutFrom`: the timeout starts once stderr matches it (default: at once), so a run is
+ * timed from the moment it is known to be under way, however slowly Pi started.
  */
-export function runPi(opts: PiOptions & { timeoutMs?: number }): Promise<PiRunResult> {
+export function runPi(opts: PiOptions & { timeoutMs?: number; timeoutFrom?: RegExp }): Promise<PiRunResult> {
   const { args, env, log } = prepare(opts, []);
   const started = Date.now();
   const child = spawnPi(args, env, opts.cwd, "ignore");
@@ -187,10 +192,14 @@ export function runPi(opts: PiOptions & { timeoutMs?: number }): Promise<PiRunRe
   child.stdout!.setEncoding("utf8").on("data", (d) => (stdout += d));
   child.stderr!.setEncoding("utf8").on("data", (d) => (stderr += d));
   let timedOut = false;
-  const timer = setTimeout(() => {
-    timedOut = true;
-    killProcessTree(child.pid!);
-  }, opts.timeoutMs ?? 20_000);
+  let timer: NodeJS.Timeout | undefined;
+  const startTimeout = () =>
+    (timer ??= setTimeout(() => {
+      timedOut = true;
+      killProcessTree(child.pid!);
+    }, opts.timeoutMs ?? STUCK_MS));
+  if (opts.timeoutFrom) child.stderr!.on("data", () => opts.timeoutFrom!.test(stderr) && startTimeout());
+  else startTimeout();
   return new Promise((resolvePromise, reject) => {
     child.on("error", (e) => {
       clearTimeout(timer);
@@ -285,7 +294,7 @@ export async function startPiRpc(
     }
   });
 
-  const waitFor: PiRpc["waitFor"] = (match, { since = 0, timeoutMs = 20_000 } = {}) =>
+  const waitFor: PiRpc["waitFor"] = (match, { since = 0, timeoutMs = STUCK_MS } = {}) =>
     new Promise((resolvePromise, reject) => {
       const check = () => {
         const found = records.slice(since).find(match);
@@ -310,7 +319,7 @@ export async function startPiRpc(
     return waitFor((r) => r.type === "response" && r.id === id, { since, timeoutMs });
   };
 
-  const prompt: PiRpc["prompt"] = async (message, { settle, timeoutMs = 20_000 } = {}) => {
+  const prompt: PiRpc["prompt"] = async (message, { settle, timeoutMs = STUCK_MS } = {}) => {
     const since = records.length;
     const response = await send({ type: "prompt", message }, timeoutMs);
     if (!response.success) throw new Error(`prompt failed: ${response.error}`);
