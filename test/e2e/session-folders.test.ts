@@ -9,6 +9,7 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { LIVE_STALE_MS, SWEEP_INTERVAL_MS } from "../../src/runtime/session-folders.ts";
 import { fixturePath, nodePath } from "../helpers/servers.ts";
+import { eventually } from "../helpers/wait.ts";
 import { PI_VERSIONS, REPO_ROOT, killProcessTree, runPi, startPiRpc, usePiHome, type FauxLogEntry, type PiRpc } from "./harness/pi.ts";
 
 const home = usePiHome();
@@ -96,11 +97,7 @@ async function piThatSwept(options: { noSession?: boolean } = {}): Promise<PiRpc
   const stamp = join(sessions(), ".swept");
   const before = await readFile(stamp, "utf8").catch(() => undefined);
   const rpc = await startPiRpc({ home: home.home, cwd: home.cwd, extensions: [REPO_ROOT], noSession: options.noSession ?? true });
-  const deadline = Date.now() + 30_000;
-  while ((await readFile(stamp, "utf8").catch(() => undefined)) === before) {
-    if (Date.now() > deadline) throw new Error(`no sweep finished within 30 s\n${rpc.stderr()}`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
+  await eventually(async () => (await readFile(stamp, "utf8").catch(() => undefined)) !== before, 30_000, () => `no sweep finished\n${rpc.stderr()}`);
   return rpc;
 }
 
