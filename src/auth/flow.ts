@@ -81,7 +81,10 @@ export interface AuthorizeOptions {
 class FlowValues {
   private readonly values = new Set<string>();
   private readonly sessions = new Set<OAuthSession>();
-  constructor(private readonly base: Redactor | undefined) {}
+  private readonly base: Redactor | undefined;
+  constructor(base: Redactor | undefined) {
+    this.base = base;
+  }
 
   add(...values: readonly string[]): void {
     for (const value of values) this.values.add(value);
