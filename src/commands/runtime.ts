@@ -126,7 +126,10 @@ export const statusCommand: CommandSpec = {
 
 export function formatStatus(config: EffectiveConfig, servers: readonly ConnectionStatus[]): string {
   if (!config.valid) {
-    return wrapColumns(["MCP is disabled: the settings are invalid.", ...config.issues.map((issue) => `  ${issue.path}: ${issue.message}`)]).join("\n");
+    // The messages can quote what the files hold: redacted and stripped like every line a person is shown.
+    const redact = createRedactor(config.secrets);
+    const issues = config.issues.map((issue) => safeText(`  ${issue.path}: ${issue.message}`, redact).replace(/\n/g, " "));
+    return wrapColumns(["MCP is disabled: the settings are invalid.", ...issues]).join("\n");
   }
   if (config.servers.length === 0) return "No MCP servers are configured.";
   const now = Date.now();

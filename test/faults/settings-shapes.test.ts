@@ -5,6 +5,7 @@
 import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
+import { makePiHome, runPi } from "../e2e/harness/pi.ts";
 import { REPO_ROOT, nodeBinary, runCli, runProcess, useSandbox } from "../helpers/tmp.ts";
 
 const sandbox = useSandbox();
@@ -20,7 +21,7 @@ describe("list", () => {
         roots: ["/srv/\u001b]0;pwned\u0007data"],
         servers: {
           "evil\u001b]0;pwned\u0007name": { command: "node" },
-          "bad-auth": { url: "https://mcp.example.com/mcp", auth: { type: "basic\u001b[31m", token: "x" } },
+          "bad-auth": { url: "https://mcp.example.com/mcp", auth: { type: "basic\u001b[31m\u009b2J", token: "x" } },
           "odd-transport": { url: "https://mcp.example.com/\u009b31mmcp", transport: "websocket\u001b[5m" },
           plain: { command: "node", roots: ["/home/\u001b[31mred"] },
         },
@@ -47,6 +48,24 @@ describe("list", () => {
     }
     for (const error of document.errors) expect(error.message).not.toMatch(TERMINAL_CONTROL);
   });
+});
+
+describe("/mcp status in a real Pi", () => {
+  it("shows invalid settings without the terminal controls their messages quote", async () => {
+    const home = await makePiHome();
+    try {
+      await writeFile(
+        join(home.agentDir, "settings.json"),
+        JSON.stringify({ mcp: { exposure: "\u001b]0;pwned\u0007", servers: { bad: { url: "https://mcp.example.com/mcp", auth: { type: "basic\u009b2J\u009dpwned\u0085", token: "x" } } } } }),
+      );
+      const run = await runPi({ home: home.home, cwd: home.cwd, extensions: [REPO_ROOT], faux: false, args: ["-p", "/mcp status"], timeoutMs: 60_000 });
+      expect(run.stdout).toContain("MCP is disabled: the settings are invalid.");
+      expect(run.stdout).toContain("mcp.servers.bad.auth");
+      expect(run.stdout).not.toMatch(TERMINAL_CONTROL);
+    } finally {
+      await home.cleanup();
+    }
+  }, 90_000);
 });
 
 /** Files whose `mcp` (or `mcp.servers`) is valid JSON of another shape, and the path each error must name. */

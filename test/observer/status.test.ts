@@ -39,7 +39,7 @@ describe("/mcp status at 80 columns", () => {
   });
 
   it("reports invalid settings separately from an empty configuration, wrapped", () => {
-    const invalid = { valid: false, issues: [{ path: "mcp.servers.remote-docs.auth.type", message: `must be "bearer", "none" or "oauth" (was "basic"), and this message goes on for a good while longer` }], servers: [] } as unknown as EffectiveConfig;
+    const invalid = { valid: false, issues: [{ path: "mcp.servers.remote-docs.auth.type", message: `must be "bearer", "none" or "oauth" (was "basic"), and this message goes on for a good while longer` }], servers: [], secrets: new Set() } as unknown as EffectiveConfig;
     const text = formatStatus(invalid, []);
     expect(text.split("\n")[0]).toBe("MCP is disabled: the settings are invalid.");
     expect(fits(text)).toBe(true);
