@@ -19,6 +19,7 @@ import { describeError, PiMcpError } from "../../src/kernel/errors.ts";
 import type { Kernel, KernelPlugin } from "../../src/kernel/kernel.ts";
 import type { HostContext, LiveConnection, MappedBlock, MappedResult, PiContent } from "../../src/kernel/types.ts";
 import type { ServerConnection } from "../../src/runtime/connection.ts";
+import { inBackground } from "../../src/runtime/background.ts";
 import { requestFailure } from "../../src/runtime/errors.ts";
 import type { McpHost } from "../../src/runtime/host.ts";
 import { ANY_RESULT } from "../../src/runtime/paging.ts";
@@ -96,13 +97,15 @@ function followPromptChanges(live: LiveConnection): void {
   const client = live.client;
   if (client.getProtocolEra() !== "modern" || !client.getServerCapabilities()?.prompts?.listChanged || following.has(client)) return;
   following.add(client);
-  client.listen({ promptsListChanged: true }, { timeout: live.requestTimeoutMs }).then(
-    (stream) => void stream.closed.then(() => following.delete(client)),
-    (error: unknown) => {
-      following.delete(client);
-      live.log(`[pi-mcp] following prompt list changes failed: ${describeError(error)}\n`);
-    },
-  );
+  const stopFollowing = (error?: unknown) => {
+    following.delete(client);
+    if (error !== undefined) live.log(`[pi-mcp] following prompt list changes failed: ${describeError(error)}\n`);
+  };
+  inBackground(async () => {
+    const stream = await client.listen({ promptsListChanged: true }, { timeout: live.requestTimeoutMs });
+    await stream.closed;
+    stopFollowing();
+  }, stopFollowing);
 }
 
 /**

@@ -7,6 +7,7 @@ import type { McpSubscription } from "@modelcontextprotocol/client";
 import { requestFailure } from "../../src/runtime/errors.ts";
 import type { CatalogItem, ResourceListMethod } from "../../src/runtime/catalog.ts";
 import { untilAborted } from "../../src/runtime/abort.ts";
+import { inBackground } from "../../src/runtime/background.ts";
 import { finishOutcome, mapContent } from "../../src/runtime/tool-call.ts";
 import { MESSAGE_TYPES } from "../../src/kernel/pi-part.ts";
 import { stripTerminalControls } from "../../src/safety/text.ts";
@@ -53,7 +54,7 @@ export class ResourcesPlugin implements KernelPlugin {
     const state = stateOf(kernel);
     kernel.hooks.hostStart.tap(this.name, (host) => {
       state.host = host;
-      host.services.session?.onBranchChange(() => void syncSubscriptions(state));
+      host.services.session?.onBranchChange(() => inBackground(() => syncSubscriptions(state), logToAll(state, "syncing the resource subscriptions")));
     });
     kernel.hooks.clientCreated.tap(this.name, (connection) => {
       connection.client.setNotificationHandler("notifications/resources/updated", (notification) => {
@@ -71,13 +72,14 @@ export class ResourcesPlugin implements KernelPlugin {
       if (!connection.client.getServerCapabilities()?.resources) return;
       defineTools(state);
       state.connections.set(connection.server.name, connection);
-      void forget(state, connection.server.name);
+      inBackground(() => forget(state, connection.server.name), logToAll(state, "closing a subscription stream"));
       updateToolActivity(state);
-      await syncSubscriptions(state);
+      // The connection stands whatever its subscriptions do.
+      await syncSubscriptions(state).catch(logToAll(state, "syncing the resource subscriptions"));
     });
     kernel.hooks.serverDisconnected.tap(this.name, (connection) => {
       state.connections.delete(connection.server.name);
-      void forget(state, connection.server.name);
+      inBackground(() => forget(state, connection.server.name), (error) => connection.log(`[pi-mcp] closing a subscription stream failed: ${describeError(error)}\n`));
       updateToolActivity(state);
     });
     kernel.hooks.statusLines.tap(this.name, (lines) => {
@@ -87,6 +89,13 @@ export class ResourcesPlugin implements KernelPlugin {
   }
 
   readonly commands: readonly CommandSpec[] = [subscriptionCommand("subscribe"), subscriptionCommand("unsubscribe")];
+}
+
+/** Logs a failure of work for every server with resources (their subscriptions) to each server's retained log. */
+function logToAll(state: ResourcesState, what: string): (error: unknown) => void {
+  return (error) => {
+    for (const connection of state.connections.values()) connection.log(`[pi-mcp] ${what} failed: ${describeError(error)}\n`);
+  };
 }
 
 /** The fixed tools reach Pi with the first connected server that offers resources. */
@@ -175,13 +184,17 @@ async function listenFor(state: ResourcesState, connection: LiveConnection, want
       for (const uri of stream.honoredFilter.resourceSubscriptions ?? []) have.add(uri);
       for (const uri of want) if (!have.has(uri)) connection.log(`[pi-mcp] subscribe ${uri}: the server did not accept it\n`);
       state.streams.set(server, stream);
-      void stream.closed.then((cause) => {
-        if (cause === "local" || state.streams.get(server) !== stream) return;
-        // The server ended it: nothing is subscribed any more (a reconnect or the next change opens a new one).
-        state.streams.delete(server);
-        state.active.get(server)?.clear();
-        connection.log(`[pi-mcp] the resource subscription stream ended (${cause})\n`);
-      });
+      inBackground(
+        () =>
+          stream.closed.then((cause) => {
+            if (cause === "local" || state.streams.get(server) !== stream) return;
+            // The server ended it: nothing is subscribed any more (a reconnect or the next change opens a new one).
+            state.streams.delete(server);
+            state.active.get(server)?.clear();
+            connection.log(`[pi-mcp] the resource subscription stream ended (${cause})\n`);
+          }),
+        (error) => connection.log(`[pi-mcp] the resource subscription stream failed: ${describeError(error)}\n`),
+      );
     } catch (error) {
       connection.log(`[pi-mcp] subscribe ${[...want].join(", ")} failed: ${error}\n`);
     }

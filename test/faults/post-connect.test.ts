@@ -10,7 +10,8 @@ import { existsSync } from "node:fs";
 import { execFileSync } from "node:child_process";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import { usePiHome, runPiWithMcp, NODE, REPO_ROOT } from "../e2e/harness/pi.ts";
-import { fixtureServer, startHost, stopAllHosts, textOf, type RawDefinition } from "../helpers/host.ts";
+import { fixtureServer, startHost, stopAllHosts, textOf, until, type RawDefinition } from "../helpers/host.ts";
+import { fakeServices } from "../helpers/services.ts";
 import { fixturePath, startHttpFixture, type RunningServer } from "../helpers/servers.ts";
 import { CLI_BIN, createSandbox, nodeBinary, projectPath, runProcess } from "../helpers/tmp.ts";
 import { expectBystanderWorks, rejectsWithin } from "./_shared.ts";
@@ -79,6 +80,21 @@ describe("a tool call on a server that then fails every request", () => {
       await h.waitForState(server, ["failed", "retrying"], 10_000);
     }
     await expectBystanderWorks(h);
+  });
+});
+
+describe("a plugin's background work that fails", () => {
+  it("a branch change whose subscription upkeep throws (the session cannot be read) is logged to the servers' logs, and they stay connected", async () => {
+    const services = fakeServices();
+    const h = await startHost({ notes: stdioFaulty("error", { FAULT_FROM: "tools/call" }) }, { services });
+    await h.waitForTools(1, { server: "notes" });
+    await until(() => services.piTools.active.has("read_mcp_resource"), 10_000);
+    services.session.entries = () => {
+      throw new Error("the session's branch cannot be read");
+    };
+    services.session.switchBranch([]);
+    await until(() => h.host.connection("notes")!.log.text().includes("syncing the resource subscriptions failed: the session's branch cannot be read"), 10_000, () => h.host.connection("notes")!.log.text());
+    expect(h.status("notes").state).toBe("connected");
   });
 });
 
