@@ -9,13 +9,19 @@
  *   of the flood drains is no higher than during the first half (what grows
  *   at all is V8's heap sizing under allocation pressure, as with a raw SDK
  *   client that drops its stderr, measured alike); a second server keeps
- *   answering meanwhile.
+ *   answering meanwhile;
+ * - a message without end over every transport (stdio, a Streamable HTTP
+ *   JSON body and event, a legacy SSE event), one after another, into a
+ *   host in a process of its own: the 16 MiB message cap keeps its RSS
+ *   growth bounded (without it, one endless SSE event grew the host past
+ *   3 GB in 45 s).
  */
 import { rm } from "node:fs/promises";
 import { dirname } from "node:path";
 import { performance } from "node:perf_hooks";
 import { createKernel } from "../src/composition.ts";
 import { RETAINED_LOG_BYTES } from "../src/runtime/retained-log.ts";
+import { runFloodHost } from "../test/helpers/flood.ts";
 import { fixtureServer, startHost, type TestHost } from "../test/helpers/host.ts";
 import { fixturePath, gc, median, MiB, nodePath, rawStdioClient, round, rssMiB, sleep, type BenchResult, type RawClient } from "./lib.ts";
 import { runWorker } from "./worker.ts";
@@ -111,13 +117,14 @@ async function watchFlood(total: number, drained: () => number, done: () => bool
   const sampler = setInterval(sample, 50);
   const start = performance.now();
   const echoes: number[] = [];
-  while (!done()) {
+  // At least one echo, also when the flood drains before the first could start (its median is a row).
+  do {
     const t = performance.now();
     await echo();
     echoes.push(performance.now() - t);
     await sleep(20);
     if (performance.now() - start > 120_000) throw new Error("the flood did not finish within 120 s");
-  }
+  } while (!done());
   const seconds = (performance.now() - start) / 1000;
   clearInterval(sampler);
   sample();
@@ -178,6 +185,9 @@ export async function memory({ megabytes = 200 } = {}): Promise<BenchResult> {
   const raw = await runWorker<{ perServer: number; heapPerServer: number }>("memoryRawServers");
   const flood = await runWorker<FloodResult>("memoryFlood", { megabytes });
   const rawFlood = await runWorker<FloodResult>("memoryRawFlood", { megabytes });
+  const endless = await runFloodHost();
+  const endlessGrowth = (endless.peakKiB - endless.baselineKiB) / 1024;
+  const endlessCut = Object.values(endless.results).every((result) => result.error?.includes("16 MiB message-size limit"));
   const logOk = flood.logBytes <= RETAINED_LOG_BYTES;
   const secondHalfGrowth = flood.secondHalfPeak - flood.firstHalfPeak;
   // A leak of the flood's data would add ~100 MiB over the second 100 MB; bounded heap growth adds a few.
@@ -235,6 +245,14 @@ export async function memory({ megabytes = 200 } = {}): Promise<BenchResult> {
         raw: round(rawFlood.echoMedian, 2),
         ratio: round(flood.echoMedian / rawFlood.echoMedian, 2),
         unit: "ms",
+      },
+      {
+        bench,
+        metric: `a message without end on stdio, HTTP (JSON body, event) and legacy SSE, one after another: host RSS growth, peak − before (${round(endless.baselineKiB / 1024, 0)} → ${round(endless.peakKiB / 1024, 0)} MiB; each call ${endlessCut ? "failed naming the 16 MiB cap" : "did NOT fail at the cap"})`,
+        piMcp: round(endlessGrowth, 1),
+        unit: "MiB",
+        goal: "≤ 200 MiB (16 MiB message cap; without it the host grew by gigabytes)",
+        met: endlessCut && endlessGrowth <= 200,
       },
     ],
     notes: [],

@@ -8,7 +8,9 @@
  *   that caused it): sampling from background work is refused, so a server
  *   cannot spend the person's model budget on its own.
  * - One model request, never an agent turn. It ends when the server cancels,
- *   when the tool call is aborted, or at the server's request timeout.
+ *   when the tool call ends (answered, stopped, or past its deadline), or at
+ *   the server's request timeout. One tool call may make at most
+ *   MAX_SAMPLING_PER_CALL of them; later ones are refused.
  * - A request that offers tools gets the model's tool-use blocks back
  *   (`stopReason: "toolUse"`) for the server to run.
  * - Content goes to the model as the server sent it; the retained log gets
@@ -17,12 +19,16 @@
 import { ProtocolError, ProtocolErrorCode, SdkError, SdkErrorCode } from "@modelcontextprotocol/client";
 import { describeError } from "../../src/kernel/errors.ts";
 import type { Kernel, KernelPlugin } from "../../src/kernel/kernel.ts";
-import type { ModelService, SamplingContent, SamplingRequest, SamplingResult } from "../../src/kernel/services.ts";
+import { MAX_SAMPLING_PER_CALL } from "../../src/kernel/limits.ts";
+import type { CallScope, ModelService, SamplingContent, SamplingRequest, SamplingResult } from "../../src/kernel/services.ts";
 import type { LiveConnection } from "../../src/kernel/types.ts";
 import { safeText } from "../../src/safety/text.ts";
 
 /** Refusal code MCP uses for "the user rejected the sampling request". */
 const SAMPLING_REFUSED = -1;
+
+/** How many sampling requests each tool call has made (capped at MAX_SAMPLING_PER_CALL). */
+const samplingMade = new WeakMap<CallScope, number>();
 
 export class SamplingPlugin implements KernelPlugin {
   readonly name = "sampling";
@@ -66,7 +72,13 @@ async function answerSampling(connection: LiveConnection, model: ModelService, p
     connection.log("[pi-mcp] sampling refused: the server asked outside a tool call\n");
     throw new ProtocolError(SAMPLING_REFUSED, "sampling is only available while a tool call from this client is in progress");
   }
-  const timeoutMs = connection.server.definition?.requestTimeoutMs ?? connection.host.config.requestTimeoutMs;
+  const made = samplingMade.get(call) ?? 0;
+  if (made >= MAX_SAMPLING_PER_CALL) {
+    connection.log(`[pi-mcp] sampling refused: this tool call already made ${MAX_SAMPLING_PER_CALL} sampling requests, the most one call may make\n`);
+    throw new ProtocolError(SAMPLING_REFUSED, `sampling refused: one tool call may make at most ${MAX_SAMPLING_PER_CALL} sampling requests`);
+  }
+  samplingMade.set(call, made + 1);
+  const timeoutMs = connection.requestTimeoutMs;
   const signal = AbortSignal.any([requestSignal, AbortSignal.timeout(timeoutMs), call.signal].filter((each): each is AbortSignal => each !== undefined));
   const request = toSamplingRequest(params);
   const started = Date.now();
@@ -78,7 +90,7 @@ async function answerSampling(connection: LiveConnection, model: ModelService, p
     const why = requestSignal?.aborted
       ? "cancelled by the server"
       : call.signal?.aborted
-        ? "cancelled with the tool call"
+        ? "the tool call it belongs to ended (finished, stopped or past its deadline)"
         : signal.aborted
           ? `timed out after ${timeoutMs} ms`
           : safeText(describeError(error), connection.host.redact);

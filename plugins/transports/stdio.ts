@@ -25,9 +25,11 @@ export class LinearReadBuffer extends ReadBuffer {
   private lines: Buffer[] = [];
   private nextLine = 0;
   private overflowed = false;
+  private readonly maxBytes: number;
 
-  constructor(private readonly maxBytes: number) {
+  constructor(maxBytes: number) {
     super({ maxBufferSize: maxBytes });
+    this.maxBytes = maxBytes;
   }
 
   override append(chunk: Buffer): void {

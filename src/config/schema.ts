@@ -45,6 +45,7 @@ export const RawServer = NotArray.and(type({
   "enabled?": "boolean",
   "connectTimeoutMs?": positiveMs,
   "requestTimeoutMs?": positiveMs,
+  "requestDeadlineMs?": positiveMs,
   "tools?": ToolFilter,
   "exposure?": Exposure,
   "toolExposure?": NotArray.and(type({ "[string]": Exposure })),
@@ -64,6 +65,7 @@ const Retry = NotArray.and(type({
 export const RawMcp = NotArray.and(type({
   "connectTimeoutMs?": positiveMs,
   "requestTimeoutMs?": positiveMs,
+  "requestDeadlineMs?": positiveMs,
   "retry?": Retry,
   "exposure?": Exposure,
   "roots?": Roots,

@@ -34,6 +34,8 @@ interface DefinitionCommon {
   readonly enabled: boolean;
   readonly connectTimeoutMs?: number;
   readonly requestTimeoutMs?: number;
+  /** The most a request may take in all, however often progress restarted its timeout (else the top-level one). */
+  readonly requestDeadlineMs?: number;
   readonly tools?: ToolFilter;
   /** The server's default exposure (else the top-level one). */
   readonly exposure?: Exposure;
@@ -93,6 +95,7 @@ export interface EffectiveConfig {
   readonly issues: readonly ConfigIssue[];
   readonly connectTimeoutMs: number;
   readonly requestTimeoutMs: number;
+  readonly requestDeadlineMs: number;
   readonly retry: RetryPolicy;
   /** The default exposure of every server's tools (`direct` unless configured). */
   readonly exposure: Exposure;
@@ -115,6 +118,8 @@ export interface ConfigSources {
 export const DEFAULTS = Object.freeze({
   connectTimeoutMs: 10_000,
   requestTimeoutMs: 60_000,
+  /** Progress restarts a request's timeout; this bounds it in all (10 minutes). */
+  requestDeadlineMs: 600_000,
   retry: Object.freeze({ maxRetries: 2, initialDelayMs: 1_000, maxDelayMs: 30_000, backoffFactor: 1.5 }),
   shutdownBudgetMs: 5_000,
   oauthRedirectUri: "http://127.0.0.1:19876/mcp/oauth/callback",

@@ -42,13 +42,13 @@ export class TransportClosedError extends PiMcpError {
  * own request.
  */
 export class MessageTooLargeError extends PiMcpError {
-  constructor(
-    readonly limitBytes: number,
-    where: string,
-    readonly closesConnection: boolean,
-  ) {
+  readonly limitBytes: number;
+  readonly closesConnection: boolean;
+  constructor(limitBytes: number, where: string, closesConnection: boolean) {
     super("message_too_large", `the server sent a message larger than the ${formatLimit(limitBytes)} message-size limit (${where})`);
     this.name = "MessageTooLargeError";
+    this.limitBytes = limitBytes;
+    this.closesConnection = closesConnection;
   }
 }
 

@@ -220,8 +220,14 @@ export class ServerConnection {
     return this.toolList;
   }
 
+  /** The server's request timeout (its own setting, else the global one), never past the request deadline. */
   get requestTimeoutMs(): number {
-    return this.entry.definition?.requestTimeoutMs ?? this.host.config.requestTimeoutMs;
+    return Math.min(this.entry.definition?.requestTimeoutMs ?? this.host.config.requestTimeoutMs, this.requestDeadlineMs);
+  }
+
+  /** The most one request may take in all, progress or not (its own setting, else the global one). */
+  get requestDeadlineMs(): number {
+    return this.entry.definition?.requestDeadlineMs ?? this.host.config.requestDeadlineMs;
   }
 
   private get connectTimeoutMs(): number {

@@ -66,6 +66,11 @@ export function isConnectionLost(error: unknown): boolean {
   return error instanceof Error && error.message === "Not connected";
 }
 
+/** The SDK's own check of `maxTotalTimeout` (made when progress arrives after the deadline). */
+function isPastTotalTimeout(error: unknown): boolean {
+  return isTimeout(error) && (error as SdkError).data !== undefined && typeof ((error as SdkError).data as { maxTotalTimeout?: unknown }).maxTotalTimeout === "number";
+}
+
 export function isTimeout(error: unknown): boolean {
   return error instanceof SdkError && error.code === SdkErrorCode.RequestTimeout;
 }
@@ -79,9 +84,20 @@ export function isTimeout(error: unknown): boolean {
 export function requestFailure(
   label: string,
   error: unknown,
-  how: { readonly timeoutMs: number; readonly redact: Redactor; readonly signal?: AbortSignal; readonly during?: string; readonly closeCause?: Error | undefined },
+  how: {
+    readonly timeoutMs: number;
+    readonly redact: Redactor;
+    readonly signal?: AbortSignal;
+    /** The request's total deadline (`requestDeadlineMs`), when it has one beside its timeout. */
+    readonly deadline?: { readonly ms: number; readonly signal: AbortSignal };
+    readonly during?: string;
+    readonly closeCause?: Error | undefined;
+  },
 ): PiMcpError {
   if (how.signal?.aborted) return new PiMcpError("failed", `${label} was cancelled`, { cause: error });
+  if (how.deadline && (how.deadline.signal.aborted || isPastTotalTimeout(error))) {
+    return new PiMcpError("failed", `${label} took longer than its total deadline of ${how.deadline.ms} ms (requestDeadlineMs; progress does not extend it)`, { cause: error });
+  }
   if (isTimeout(error)) return new PiMcpError("failed", `${label} timed out after ${how.timeoutMs} ms`, { cause: error });
   // The transport closed the connection for a reason of its own (a message over the size cap): that reason, not "lost".
   if (isConnectionLost(error) && how.closeCause) {

@@ -195,6 +195,7 @@ export class McpHost {
       authIdentity: authIdentityOf(this.kernel, probe),
       connectTimeoutMs: entry.definition.connectTimeoutMs ?? config.connectTimeoutMs,
       requestTimeoutMs: entry.definition.requestTimeoutMs ?? config.requestTimeoutMs,
+      requestDeadlineMs: entry.definition.requestDeadlineMs ?? config.requestDeadlineMs,
       capabilities: this.kernel.hooks.clientCapabilities.call({}, probe),
     });
   }

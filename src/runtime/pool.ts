@@ -109,6 +109,7 @@ export function poolKey(parts: {
   authIdentity: string;
   connectTimeoutMs: number;
   requestTimeoutMs: number;
+  requestDeadlineMs: number;
   capabilities: unknown;
 }): string {
   return createHash("sha256").update(JSON.stringify(parts)).digest("hex");

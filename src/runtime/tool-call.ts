@@ -58,15 +58,20 @@ async function sendCall(
 ): Promise<Record<string, unknown>> {
   const timeout = connection.requestTimeoutMs;
   const params = { name: tool.name, arguments: args };
-  // Server requests that arrive during this call (elicitation, sampling) are scoped to it.
-  const leave = connection.enterCall({ signal: options.signal, interactive: options.interactive === true });
+  // Progress restarts the timeout; the deadline bounds the whole call (and a retry after an expired session).
+  const deadline = { ms: connection.requestDeadlineMs, signal: AbortSignal.timeout(connection.requestDeadlineMs) };
+  const signal = options.signal ? AbortSignal.any([options.signal, deadline.signal]) : deadline.signal;
+  // Server requests that arrive during this call (elicitation, sampling) are scoped to it, and end with it.
+  const ended = new AbortController();
+  const leave = connection.enterCall({ signal: AbortSignal.any([signal, ended.signal]), interactive: options.interactive === true });
   const send = () => {
     const client = connection.requireClient();
     const requestOptions = {
       timeout,
       resetTimeoutOnProgress: true,
+      maxTotalTimeout: deadline.ms,
       onprogress: (progress: ProgressUpdate) => options.onProgress?.(progress),
-      ...(options.signal && { signal: options.signal }),
+      signal,
     };
     // 2026-07-28 peers: the SDK mirrors `x-mcp-header` parameters into HTTP headers. The tool is passed
     // without its output schema, which we check ourselves (lazily, per tool) after mapping.
@@ -86,8 +91,9 @@ async function sendCall(
       throw error;
     }
   } catch (error) {
-    throw requestFailure(label, error, { signal: options.signal, timeoutMs: timeout, redact: connection.host.redact, during: "during the call", closeCause: connection.closeCause });
+    throw requestFailure(label, error, { signal: options.signal, deadline, timeoutMs: timeout, redact: connection.host.redact, during: "during the call", closeCause: connection.closeCause });
   } finally {
+    ended.abort();
     leave();
   }
 }

@@ -21,7 +21,7 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createKernel } from "../../src/composition.ts";
-import type { AuthConfig, EffectiveConfig, RemoteDefinition } from "../../src/config/types.ts";
+import { DEFAULTS, type AuthConfig, type EffectiveConfig, type RemoteDefinition } from "../../src/config/types.ts";
 import { authorize } from "../../src/auth/flow.ts";
 import { setBrowserOpener } from "../../src/safety/browser.ts";
 import { CredentialStore } from "../../src/auth/store.ts";
@@ -251,6 +251,7 @@ function effectiveConfig(url: string, transport: "http" | "sse", auth?: AuthConf
     issues: [],
     connectTimeoutMs: CONNECT_TIMEOUT_MS,
     requestTimeoutMs: REQUEST_TIMEOUT_MS,
+    requestDeadlineMs: DEFAULTS.requestDeadlineMs,
     retry: RETRY,
     servers: [
       {

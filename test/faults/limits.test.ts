@@ -1,21 +1,26 @@
 // Memory and time limits a server cannot move, through OUR host with real
 // processes: one 16 MiB message cap on every transport (stdio, Streamable HTTP
 // JSON bodies and event streams, legacy SSE), messages up to it read in linear
-// time on stdio, and a cut Streamable HTTP response stream that fails its
-// call at once, or resumes when the server numbered its events.
+// time on stdio, a cut Streamable HTTP response stream that fails its call at
+// once (or resumes when the server numbered its events), and a total deadline
+// and a sampling cap for a call a server would keep alive forever.
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { MAX_MESSAGE_BYTES } from "../../src/kernel/limits.ts";
-import { fixtureServer, startHost, stopAllHosts, textOf } from "../helpers/host.ts";
+import { resolveConfig } from "../../src/config/resolve.ts";
+import { MAX_MESSAGE_BYTES, MAX_SAMPLING_PER_CALL } from "../../src/kernel/limits.ts";
+import type { ToolOutcome } from "../../src/runtime/tool-call.ts";
+import { fakeModel } from "../features/interactive-helpers.ts";
+import { fixtureServer, startHost, stopAllHosts, textOf, until } from "../helpers/host.ts";
+import { runFloodHost } from "../helpers/flood.ts";
 import { startHttpFixture, type RunningServer } from "../helpers/servers.ts";
-import { nodeBinary, projectPath, REPO_ROOT, runProcess } from "../helpers/tmp.ts";
 import { expectBystanderWorks, rejectsWithin } from "./_shared.ts";
 
 const MiB = 1024 * 1024;
 const OVER_THE_CAP = MAX_MESSAGE_BYTES + MiB;
 /** Under the cap with room for the JSON-RPC envelope around the text. */
 const UNDER_THE_CAP = MAX_MESSAGE_BYTES - MiB;
+const json = (outcome: ToolOutcome): unknown => JSON.parse(textOf(outcome));
 const NAMES_THE_LIMIT = /the server sent a message larger than the 16 MiB message-size limit/;
 
 const servers: RunningServer[] = [];
@@ -43,15 +48,7 @@ async function everyTransport() {
 
 describe("one message-size cap (16 MiB) on every transport", () => {
   it("a message without end is cut at the cap on stdio, Streamable HTTP (JSON body, event) and legacy SSE: each call fails naming the limit, and the host's memory stays bounded", async () => {
-    const [http, sse] = await Promise.all([fixture("http-faults"), fixture("sse-only")]);
-    const probe = join(REPO_ROOT, "test/faults/fixtures/flood-host.ts");
-    const run = await runProcess(nodeBinary(), ["--experimental-transform-types", "--no-warnings", probe, JSON.stringify({ http: http.url, sse: `${sse.baseUrl}/sse` })], {
-      cwd: REPO_ROOT,
-      env: { PATH: projectPath(), HOME: process.env.HOME ?? "/tmp", TMPDIR: process.env.TMPDIR ?? "/tmp" },
-      timeoutMs: 120_000,
-    });
-    expect(run.code, run.stderr).toBe(0);
-    const report = JSON.parse(run.stdout) as { results: Record<string, { error: string | null; ms: number }>; baselineKiB: number; peakKiB: number; highWaterKiB: number };
+    const report = await runFloodHost();
     expect(Object.keys(report.results)).toEqual(["stdio", "http-json", "http-event", "sse"]);
     for (const [name, result] of Object.entries(report.results)) {
       expect(result.error, name).toMatch(NAMES_THE_LIMIT);
@@ -152,5 +149,66 @@ describe("a Streamable HTTP response stream cut before its answer", () => {
     expect(Date.now() - started).toBeLessThan(2_500);
     expect(error.message).toBe("remote/resumable failed: the server's response stream ended before the answer arrived, and it could not be resumed");
     expect(h.status("remote").state).toBe("connected");
+  });
+});
+
+describe("a server that keeps one tool call alive", () => {
+  it("with progress alone: the call ends at its total deadline (requestDeadlineMs), not at the server's pleasure", async () => {
+    const h = await startHost({ churn: fixtureServer("list-changed", {}, { requestDeadlineMs: 1_500 }) }, { requestTimeoutMs: 500 });
+    await h.waitForTools(3, { server: "churn" });
+    const started = Date.now();
+    // 1,000 steps 100 ms apart: each progress restarts the 500 ms timeout, so the call would run 100 s.
+    const error = await rejectsWithin(h.call("mcp__churn__progress", { steps: 1_000, delayMs: 100 }, { onProgress: () => {} }), 10_000);
+    expect(error.message).toBe("churn/progress took longer than its total deadline of 1500 ms (requestDeadlineMs; progress does not extend it)");
+    expect(Date.now() - started).toBeGreaterThanOrEqual(1_500);
+    expect(h.status("churn").state).toBe("connected");
+  });
+
+  it(`with sampling: one call gets at most ${MAX_SAMPLING_PER_CALL} sampling requests answered, later ones are refused without asking the model, and the next call gets its own allowance`, async () => {
+    const model = fakeModel();
+    const h = await startHost({ interactive: fixtureServer("interactive", { FIXTURE_ERA: "legacy" }) }, { services: { model } });
+    await h.waitForTools(1, { server: "interactive" });
+    const outcomes = json(await h.call("mcp__interactive__sample_many", { times: MAX_SAMPLING_PER_CALL + 2 })) as string[];
+    expect(outcomes.slice(0, MAX_SAMPLING_PER_CALL)).toEqual(Array(MAX_SAMPLING_PER_CALL).fill("ok"));
+    expect(outcomes.slice(MAX_SAMPLING_PER_CALL)).toEqual(Array(2).fill(`error -1: sampling refused: one tool call may make at most ${MAX_SAMPLING_PER_CALL} sampling requests`));
+    expect(model.requests).toHaveLength(MAX_SAMPLING_PER_CALL);
+    expect(h.host.connection("interactive")!.log.text()).toContain(`sampling refused: this tool call already made ${MAX_SAMPLING_PER_CALL} sampling requests`);
+    expect(json(await h.call("mcp__interactive__sample_many", { times: 1 }))).toEqual(["ok"]);
+    expect(model.requests).toHaveLength(MAX_SAMPLING_PER_CALL + 1);
+  });
+
+  it("with progress and sampling: the call ends at its deadline, the sampling request in flight is aborted, and no more are answered", async () => {
+    // Each answer takes 300 ms; progress before each request restarts the 1 s timeout, so only the deadline ends the call.
+    const model = fakeModel((_request, signal) => new Promise((resolve, reject) => {
+      const timer = setTimeout(() => resolve({ model: "fake-1", content: [{ type: "text", text: "slow" }], stopReason: "endTurn" }), 300);
+      signal.addEventListener("abort", () => (clearTimeout(timer), reject(new Error("aborted"))), { once: true });
+    }));
+    const h = await startHost({ interactive: fixtureServer("interactive", { FIXTURE_ERA: "legacy" }, { requestDeadlineMs: 2_000 }) }, { services: { model }, requestTimeoutMs: 1_000 });
+    await h.waitForTools(1, { server: "interactive" });
+    const started = Date.now();
+    const error = await h.call("mcp__interactive__sample_many", { times: 9 }, { onProgress: () => {} }).then(
+      () => undefined,
+      (failure: Error) => failure,
+    );
+    expect(error?.message).toBe("interactive/sample_many took longer than its total deadline of 2000 ms (requestDeadlineMs; progress does not extend it)");
+    expect(Date.now() - started).toBeGreaterThanOrEqual(2_000);
+    expect(Date.now() - started).toBeLessThan(8_000);
+    const asked = model.requests.length;
+    expect(asked).toBeGreaterThan(1); // progress did keep it alive past one request timeout
+    expect(asked).toBeLessThan(9);
+    await until(() => model.signals.every((signal) => signal.aborted), 5_000, () => `${model.signals.filter((signal) => !signal.aborted).length} model requests still running`);
+    // The server goes on asking for the call that ended: nothing more reaches the model.
+    const log = () => h.host.connection("interactive")!.log.text();
+    await until(() => log().includes("sampling refused: the server asked outside a tool call"), 10_000, log);
+    expect(model.requests.length).toBe(asked);
+  }, 30_000);
+
+  it("requestDeadlineMs is validated like every setting: a path-qualified error for a non-positive or non-integer value, top level or per server", () => {
+    const config = resolveConfig({ scope: "global", file: "/x/settings.json", mcp: { requestDeadlineMs: 0, servers: { a: { command: "node", requestDeadlineMs: 1.5 } } } }, undefined, {}, { globalPath: "/x/settings.json", projectPath: "/y/.pi/settings.json", projectTrusted: false });
+    expect(config.valid).toBe(false);
+    expect(config.issues.map((issue) => `${issue.path}: ${issue.message}`)).toEqual([
+      "mcp.requestDeadlineMs: must be positive (was 0)",
+      "mcp.servers.a.requestDeadlineMs: must be an integer (was 1.5)",
+    ]);
   });
 });

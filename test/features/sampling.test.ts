@@ -120,7 +120,7 @@ describe("sampling limits and scope", () => {
     expect(Date.now() - started).toBeLessThan(10_000);
     // Whichever ends it first (our deadline, or the server cancelling when the tool call timed out), the model request ends.
     const log = () => h.host.connection("interactive")!.log.text();
-    await until(() => /sampling failed: (timed out after 1500 ms|cancelled by the server)/.test(log()), 15_000, log);
+    await until(() => /sampling failed: (timed out after 1500 ms|cancelled by the server|the tool call it belongs to ended)/.test(log()), 15_000, log);
   });
 
   it("refuses a sampling request that arrives outside a tool call (background work), without asking the model", async () => {
