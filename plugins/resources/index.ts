@@ -130,14 +130,21 @@ function forget(state: ResourcesState, server: string): Promise<void> {
   return stream ? stream.close().catch(() => undefined) : Promise.resolve();
 }
 
-/** Ends one server's subscriptions of this session (best effort, briefly: the session is ending). */
+/**
+ * Ends one server's subscriptions of this session: best effort and briefly
+ * (at most RELEASE_TIMEOUT_MS in all), since the session is ending and a
+ * server that stopped answering must not hold up `/reload` or quitting.
+ */
 async function releaseSubscriptions(state: ResourcesState, server: string, connection: LiveConnection): Promise<void> {
   const uris = [...(state.active.get(server) ?? [])];
   const listening = state.streams.has(server);
-  await forget(state, server);
-  if (listening) return; // closing the stream ended them
-  const timeout = Math.min(connection.requestTimeoutMs, RELEASE_TIMEOUT_MS);
-  await Promise.all(uris.map((uri) => connection.client.unsubscribeResource({ uri }, { timeout }).catch(() => undefined)));
+  const deadline = AbortSignal.timeout(RELEASE_TIMEOUT_MS);
+  const release = async () => {
+    await forget(state, server);
+    if (listening) return; // closing the stream ended them
+    await Promise.all(uris.map((uri) => connection.client.unsubscribeResource({ uri }, { timeout: RELEASE_TIMEOUT_MS, signal: deadline }).catch(() => undefined)));
+  };
+  await untilAborted(release(), deadline).catch(() => connection.log(`[pi-mcp] ending the resource subscriptions took longer than ${RELEASE_TIMEOUT_MS} ms; left to the server\n`));
 }
 
 /** Brings live subscriptions in line with the desired ones on the active branch. */
@@ -157,11 +164,11 @@ async function syncSubscriptions(state: ResourcesState): Promise<void> {
 async function subscribeEach(connection: LiveConnection, want: ReadonlySet<string>, have: Set<string>): Promise<void> {
   for (const uri of want) {
     if (have.has(uri)) continue;
-    await connection.client.subscribeResource({ uri }).then(() => have.add(uri), (error) => connection.log(`[pi-mcp] subscribe ${uri} failed: ${error}\n`));
+    await connection.client.subscribeResource({ uri }, { timeout: connection.requestTimeoutMs }).then(() => have.add(uri), (error) => connection.log(`[pi-mcp] subscribe ${uri} failed: ${error}\n`));
   }
   for (const uri of have) {
     if (want.has(uri)) continue;
-    await connection.client.unsubscribeResource({ uri }).catch(() => undefined);
+    await connection.client.unsubscribeResource({ uri }, { timeout: connection.requestTimeoutMs }).catch(() => undefined);
     have.delete(uri);
   }
 }

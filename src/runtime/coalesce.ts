@@ -3,6 +3,7 @@ import { inBackground } from "./background.ts";
 /** A task folded over a quiet window, and a way to learn when it has nothing left to do. */
 export interface Coalesced {
   trigger(): void;
+  /** Drops the run that is scheduled (and one asked for during a run); a later trigger runs again. */
   cancel(): void;
   /** Resolves once no run is scheduled or running (at once when idle; a cancelled task is idle). */
   idle(): Promise<void>;
@@ -17,7 +18,6 @@ export function coalesce(windowMs: number, task: () => Promise<void> | void, onE
   let timer: NodeJS.Timeout | undefined;
   let running = false;
   let again = false;
-  let cancelled = false;
   let waiters: (() => void)[] = [];
   const busy = () => timer !== undefined || running;
   const wakeIfIdle = () => {
@@ -28,13 +28,12 @@ export function coalesce(windowMs: number, task: () => Promise<void> | void, onE
   };
   const run = async () => {
     timer = undefined;
-    if (cancelled) return wakeIfIdle();
     running = true;
     try {
       await task();
     } finally {
       running = false;
-      if (again && !cancelled) {
+      if (again) {
         again = false;
         schedule();
       }
@@ -46,12 +45,11 @@ export function coalesce(windowMs: number, task: () => Promise<void> | void, onE
   };
   return {
     trigger() {
-      if (cancelled) return;
       if (running) again = true;
       else schedule();
     },
     cancel() {
-      cancelled = true;
+      again = false;
       if (timer) clearTimeout(timer);
       timer = undefined;
       wakeIfIdle();

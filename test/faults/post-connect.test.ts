@@ -7,11 +7,14 @@
 // test/setup fails a test whose Pi or CLI had one); every failure ends in the
 // status machine and the server's retained log.
 import { existsSync } from "node:fs";
+import { join } from "node:path";
 import { execFileSync } from "node:child_process";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import { usePiHome, runPiWithMcp, NODE, REPO_ROOT } from "../e2e/harness/pi.ts";
 import { fixtureServer, startHost, stopAllHosts, textOf, until, type RawDefinition } from "../helpers/host.ts";
 import { fakeServices } from "../helpers/services.ts";
+import { SUBSCRIPTION_ENTRY, subscriptionEntry } from "../../plugins/resources/subscriptions.ts";
+import { ConnectionPool } from "../../src/runtime/pool.ts";
 import { fixturePath, startHttpFixture, type RunningServer } from "../helpers/servers.ts";
 import { CLI_BIN, createSandbox, nodeBinary, projectPath, runProcess } from "../helpers/tmp.ts";
 import { expectBystanderWorks, rejectsWithin } from "./_shared.ts";
@@ -96,6 +99,33 @@ describe("a plugin's background work that fails", () => {
     await until(() => h.host.connection("notes")!.log.text().includes("syncing the resource subscriptions failed: the session's branch cannot be read"), 10_000, () => h.host.connection("notes")!.log.text());
     expect(h.status("notes").state).toBe("connected");
   });
+});
+
+describe("a session handoff (/reload) with a server that stopped answering (SIGSTOP)", () => {
+  it.each([
+    ["2026-07-28 (a listen stream)", []],
+    ["2025 (resources/subscribe)", ["--legacy"]],
+  ])("ends the session's subscriptions within a few seconds on %s, and hands the connection on", async (_era, extra) => {
+    const services = fakeServices();
+    services.session.append(SUBSCRIPTION_ENTRY, subscriptionEntry("subscribe", "notes", "note://a"));
+    const pool = new ConnectionPool();
+    const server = { command: NODE, args: [join(REPO_ROOT, "test/features/fixtures/resource-server.mjs"), ...extra] };
+    const h = await startHost({ notes: server }, { services, pool, requestTimeoutMs: 60_000 });
+    await h.waitForTools(1, { server: "notes" });
+    await until(() => h.host.statusLines().some((line) => line.includes("note://a")), 10_000, () => h.host.statusLines().join("\n"));
+    const pid = h.status("notes").pid!;
+    process.kill(pid, "SIGSTOP");
+    try {
+      const started = Date.now();
+      await h.host.shutdown(undefined, "replaced");
+      // RELEASE_TIMEOUT_MS (2 s) bounds it; the 60 s request timeout does not come into it.
+      expect(Date.now() - started).toBeLessThan(4_000);
+      expect(pool.size).toBe(1);
+    } finally {
+      process.kill(pid, "SIGCONT");
+      await pool.drain();
+    }
+  }, 30_000);
 });
 
 describe("pi-mcp test (the built CLI) against servers that fail every request after connecting", () => {

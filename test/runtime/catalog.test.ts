@@ -102,6 +102,18 @@ describe("list_changed", () => {
   }, 30_000);
 });
 
+describe("list_changed after /mcp reconnect", () => {
+  it("re-lists again: closing the connection dropped what was folded, not the re-lists of the next one", async () => {
+    const h = await startHost({ lc: fixtureServer("list-changed") });
+    await h.waitForTools(3, { server: "lc" });
+    await h.host.reconnect("lc");
+    await h.waitForState("lc", "connected");
+    expect(textOf(await h.call("mcp__lc__churn", { count: 1 }))).toBe("churned 1");
+    await h.waitUntil(() => h.sink.active.has("mcp__lc__gen_1"));
+    expect(h.sink.active.has("mcp__lc__gen_0")).toBe(false);
+  });
+});
+
 describe("tool filters", () => {
   it("applies per-server tools.include and tools.exclude", async () => {
     const h = await startHost({
