@@ -395,10 +395,11 @@ export class ServerConnection {
     this.transport = handle.transport;
     started.client = client;
     started.transport = handle.transport;
-    client.onerror = (error) => {
-      if (closesConnection(error) && generation === this.generation) this.closeCauseValue ??= error; // the first reason is the reason
-      this.log.append(`[pi-mcp] ${this.describe(error)}\n`);
-    };
+    client.onerror = (error) =>
+      inBackground(() => {
+        if (closesConnection(error) && generation === this.generation) this.closeCauseValue ??= error; // the first reason is the reason
+        this.log.append(`[pi-mcp] ${this.describe(error)}\n`);
+      }, () => undefined);
     client.setNotificationHandler("notifications/tools/list_changed", toolsChanged);
     client.setNotificationHandler("notifications/resources/list_changed", resourcesChanged);
     this.resourceCatalog = undefined;
@@ -408,7 +409,8 @@ export class ServerConnection {
     await withDeadline(client.connect(handle.transport, { timeout: this.connectTimeoutMs }), this.connectTimeoutMs);
     this.phase = LISTING;
     this.pid = (handle.transport as { pid?: number | null }).pid ?? undefined;
-    client.onclose = () => this.lost(generation);
+    // SDK callbacks run inside the transport's own event handlers: nothing may throw out of them.
+    client.onclose = () => inBackground(() => this.lost(generation), this.report("handling the closed connection"));
     if (client.getServerCapabilities()?.resources) {
       // Listed now, beside the tools, but not waited for: resources are optional, so a slow or failing
       // listing never holds the connection up; its readers (and `test`) wait for it, and it stays cached.

@@ -86,6 +86,18 @@ describe("a tool call on a server that then fails every request", () => {
   });
 });
 
+describe("a stdio server that closes its standard output and stays alive", () => {
+  it("is lost within about a second, not at the request timeout: the call in flight fails saying so and the server is retried", async () => {
+    const h = await startHost({ quiet: stdioFaulty("close", { FAULT_FROM: "tools/call" }) }, { requestTimeoutMs: 30_000, retry: { maxRetries: 1, initialDelayMs: 50 } });
+    await h.waitForTools(1, { server: "quiet" });
+    const started = Date.now();
+    const error = await rejectsWithin(h.call("mcp__quiet__echo", { text: "anyone?" }), 10_000);
+    expect(Date.now() - started).toBeLessThan(5_000);
+    expect(error.message).toBe("quiet/echo failed: the server closed its standard output; the connection was closed");
+    await h.waitUntil(() => h.states("quiet").includes("retrying"));
+  });
+});
+
 describe("a plugin's background work that fails", () => {
   it("a branch change whose subscription upkeep throws (the session cannot be read) is logged to the servers' logs, and they stay connected", async () => {
     const services = fakeServices();
