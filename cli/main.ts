@@ -1,71 +1,111 @@
-import { defineCommand, type ArgsDef, type CommandDef } from "citty";
-import { commandsFor, runCommandLine } from "../src/commands/index.ts";
-import { TRUST_OPTIONS } from "../src/commands/parse.ts";
-import type { CommandEnvironment, CommandResult, CommandSpec } from "../src/commands/types.ts";
-import { cliCommandEnvironment } from "../src/commands/environment.ts";
-import { RUNTIME_COMMANDS } from "../src/commands/runtime.ts";
-import { captureSdkConsole } from "../src/safety/sdk-output.ts";
+/**
+ * The `pi-mcp` program: a citty main command whose subcommands are loaded
+ * only when run (each is `cli/commands/<name>.ts`, one shared command spec
+ * each), plus the conventions around them: `--version`/`-v`, `--help`/`-h`
+ * and `help [command]`, and exit code 2 for every usage error.
+ */
+import { defineCommand, runCommand, type CommandDef, type Resolvable } from "citty";
+import packageJson from "../package.json" with { type: "json" };
+import { commandHelp, overviewHelp, type HelpStyle } from "../src/commands/help.ts";
+import { LONG_SHORTS, usage } from "../src/commands/parse.ts";
+import { failure } from "../src/commands/run.ts";
+import type { CommandResult } from "../src/commands/types.ts";
+import { stripTerminalControls } from "../src/safety/text.ts";
+import { ownValue } from "../src/safety/keys.ts";
+import { wantsColor, type CliIo, type CliOutcome } from "./io.ts";
+import type { SpecCommand } from "./spec-command.ts";
 
-export interface CliOptions {
-  /** The full argument vector after the program name, `--` and all. */
-  readonly argv: readonly string[];
-  readonly cwd?: string;
-  readonly env?: NodeJS.ProcessEnv;
-  /** Receives what the command printed and its exit code. */
-  readonly onResult: (result: CommandResult, json: boolean) => void;
+const load = (module: Promise<{ default: SpecCommand }>) => module.then((loaded) => loaded.default);
+
+/** The subcommands, in the order help lists them; each module is imported only when its command runs. */
+export const SUBCOMMANDS = {
+  setup: () => load(import("./commands/setup.ts")),
+  list: () => load(import("./commands/list.ts")),
+  get: () => load(import("./commands/get.ts")),
+  add: () => load(import("./commands/add.ts")),
+  remove: () => load(import("./commands/remove.ts")),
+  enable: () => load(import("./commands/enable.ts")),
+  disable: () => load(import("./commands/disable.ts")),
+  auth: () => load(import("./commands/auth.ts")),
+  logout: () => load(import("./commands/logout.ts")),
+  import: () => load(import("./commands/import.ts")),
+  test: () => load(import("./commands/test.ts")),
+} satisfies Record<string, () => Promise<SpecCommand>>;
+
+export const VERSION: string = packageJson.version;
+
+export const mainCommand: CommandDef = defineCommand({
+  meta: { name: "pi-mcp", version: VERSION, description: "Manage the MCP servers of the Pi coding agent (the mcp key of Pi's settings.json)" },
+  subCommands: SUBCOMMANDS as Record<string, Resolvable<CommandDef>>,
+});
+
+const OVERVIEW = {
+  title: `pi-mcp ${VERSION}: manage the MCP servers of the Pi coding agent (the "mcp" key of Pi's settings.json)`,
+  usage: ["<command> [options]", "help [command]"],
+  options: [
+    ["-h, --help", "Show help (for a command: pi-mcp <command> --help)"],
+    ["-v, --version", "Print pi-mcp's version"],
+  ] as const,
+  examples: [
+    { line: "setup", description: "Move the servers of Pi's built-in MCP into pi-mcp and turn the built-in off" },
+    { line: "add docs https://mcp.example.com/mcp", description: "Add a remote server" },
+    { line: "list --json", description: "Every configured server, as JSON" },
+  ],
+  footer: "Run pi-mcp help <command> for a command's arguments, options and examples.",
+};
+
+type Name = keyof typeof SUBCOMMANDS;
+
+function isCommand(name: string | undefined): name is Name {
+  return name !== undefined && Object.hasOwn(SUBCOMMANDS, name);
+}
+
+const ok = (output: string): CommandResult => ({ exitCode: 0, output });
+const usageError = (output: string): CommandResult => ({ exitCode: 2, output });
+
+function unknownCommand(name: string): CommandResult {
+  return usageError(`unknown command "${stripTerminalControls(name)}" (commands: ${Object.keys(SUBCOMMANDS).join(", ")})\nRun pi-mcp --help for usage.`);
+}
+
+async function overview(style: HelpStyle): Promise<string> {
+  const specs = await Promise.all(Object.values(SUBCOMMANDS).map(async (loadCommand) => (await loadCommand()).spec));
+  return overviewHelp(specs, "cli", OVERVIEW, style);
 }
 
 /**
- * The `pi-mcp` program: one citty subcommand per command of the shared core.
- * citty supplies `--help` and usage text; the core parses and runs.
+ * Runs one command line and says what to print; writes nothing itself except
+ * what a command shows while it runs (`auth` prints its URL, then waits).
  */
-export function createCli(options: CliOptions): CommandDef {
-  captureSdkConsole(); // the SDK's console output never reaches the terminal (see src/safety/sdk-output.ts)
-  const commands = commandsFor("cli", RUNTIME_COMMANDS);
-  const subCommands: Record<string, CommandDef> = {};
-  for (const spec of commands) subCommands[spec.name] = subcommand(spec, commands, options);
-  return defineCommand({
-    meta: { name: "pi-mcp", description: "Manage the MCP servers of the Pi coding agent (pi-mcp's `mcp` settings)" },
-    subCommands,
-  });
-}
-
-export function listCommandNames(): string[] {
-  return commandsFor("cli", RUNTIME_COMMANDS).map((command) => command.name);
-}
-
-function subcommand(spec: CommandSpec, commands: readonly CommandSpec[], options: CliOptions): CommandDef {
-  return defineCommand({
-    meta: { name: spec.name, description: spec.summary },
-    args: argsDef(spec),
-    async run() {
-      const argv = options.argv.slice(options.argv.indexOf(spec.name));
-      const env: CommandEnvironment = cliCommandEnvironment(options.cwd ?? process.cwd(), options.env ?? process.env, async () => (await import("../src/composition.ts")).createKernel());
-      const result = await runCommandLine(commands, argv, env);
-      options.onResult(result, argv.includes("--json") && !afterDashes(argv, "--json"));
-    },
-  });
-}
-
-function afterDashes(argv: readonly string[], flag: string): boolean {
+export async function runCli(argv: readonly string[], io: CliIo): Promise<CliOutcome> {
+  const style: HelpStyle = { color: wantsColor(io), width: 80 };
   const dashes = argv.indexOf("--");
-  return dashes !== -1 && argv.indexOf(flag) > dashes;
-}
+  // `-na` is the one two-letter short option; what follows `--` is a local server's command line, left alone.
+  const args = argv.map((arg, index) => (dashes === -1 || index < dashes ? (ownValue(LONG_SHORTS, arg) ?? arg) : arg));
+  const head = dashes === -1 ? args : args.slice(0, dashes);
+  const [name, ...rest] = args;
+  const text = (result: CommandResult): CliOutcome => ({ result, json: false });
 
-/** citty's view of a command's arguments, used for `--help` output only. */
-function argsDef(spec: CommandSpec): ArgsDef {
-  const args: ArgsDef = {};
-  for (const positional of spec.positionals) {
-    args[positional.name] = { type: "positional", description: positional.description, required: false };
+  if (args.length === 1 && (name === "--version" || name === "-v")) return text(ok(VERSION));
+  const helpAsked = head.includes("--help") || head.includes("-h");
+  if (name === "help") {
+    const [topic, extra] = rest;
+    if (extra !== undefined) return text(usageError("help: give at most one command\nusage: pi-mcp help [command]"));
+    if (topic === undefined) return text(ok(await overview(style)));
+    return text(isCommand(topic) ? ok(commandHelp((await SUBCOMMANDS[topic]()).spec, "cli", style)) : unknownCommand(topic));
   }
-  for (const [name, option] of Object.entries({ ...spec.options, ...TRUST_OPTIONS })) {
-    if (option.only === "pi") continue;
-    args[name] = {
-      type: option.type,
-      description: option.description,
-      ...(option.short && { alias: option.short }),
-      ...(option.valueHint && { valueHint: option.valueHint }),
-    };
+  if (name === undefined || name.startsWith("-")) {
+    if (helpAsked) return text(ok(await overview(style)));
+    return text(usageError(name === undefined ? `no command given\n${await overview(style)}` : `unknown option ${stripTerminalControls(name)}\nRun pi-mcp --help for usage.`));
   }
-  return args;
+  if (!isCommand(name)) return text(unknownCommand(name));
+  const command = await SUBCOMMANDS[name]();
+  if (helpAsked) return text(ok(commandHelp(command.spec, "cli", style)));
+  try {
+    const { result } = await runCommand(command, { rawArgs: rest, data: io });
+    return result as CliOutcome;
+  } catch (error) {
+    // citty's own parse errors (a missing argument, a value an option does not take) are usage errors.
+    if (error instanceof Error && error.name === "CLIError") return text(failure(usage(command.spec, stripTerminalControls(error.message), "cli")));
+    return text(failure(error));
+  }
 }

@@ -48,6 +48,11 @@ export const authCommand: CommandSpec = {
     code: { type: "string", description: "Complete a pending flow with the authorization code (with --state)", valueHint: "CODE" },
     state: { type: "string", description: "The state that came with --code", valueHint: "STATE" },
   },
+  examples: [
+    { line: "auth docs", description: "Print the authorization URL, open a browser, wait for the callback" },
+    { line: "auth docs --no-open", description: "Only print the URL (on a remote or headless machine)" },
+    { line: "auth docs --callback 'http://127.0.0.1:19876/mcp/oauth/callback?code=…&state=…'", description: "Finish a flow started with --no-open" },
+  ],
   async run(input, env): Promise<CommandResult> {
     const name = input.positionals[0]!;
     const { callback, code, state } = input.options as Record<string, string | undefined>;
@@ -116,6 +121,10 @@ export const logoutCommand: CommandSpec = {
     all: { type: "boolean", description: "Remove every stored credential (needs --force)" },
     force: { type: "boolean", description: "Confirm --all; also resets a malformed credential store" },
   },
+  examples: [
+    { line: "logout docs", description: "Remove the stored OAuth credentials of docs" },
+    { line: "logout --all --force", description: "Delete the whole credential store (also a malformed one)" },
+  ],
   async run(input, env): Promise<CommandResult> {
     const name = input.positionals[0];
     const store = credentialStore(env.agentDir);

@@ -3,21 +3,28 @@ import { agentDir } from "../config/paths.ts";
 import { savedProjectTrust } from "../config/trust.ts";
 import type { EffectiveConfig } from "../config/types.ts";
 import type { Kernel } from "../kernel/kernel.ts";
-import { credentialStore } from "./auth.ts";
+import { CredentialStore } from "../auth/store.ts";
 import type { CommandEnvironment } from "./types.ts";
+
+export interface CliEnvironmentOptions {
+  /** `--approve`/`-a` (true) or `--no-approve`/`-na` (false): the project's trust for this run. */
+  readonly trustOverride?: boolean;
+  /** Where lines shown before the command finishes go (default: standard output). */
+  readonly progress?: (text: string) => void;
+}
 
 /**
  * The CLI has no Pi session: it reads Pi's saved trust decision, which
- * `--approve`/`-a` or `--no-approve`/`-na` override for one run (`trustOverride`).
+ * `--approve`/`-a` or `--no-approve`/`-na` override for one run.
  */
 export function cliCommandEnvironment(
   cwd: string,
   env: NodeJS.ProcessEnv,
   createKernel: () => Promise<Kernel>,
-  trustOverride?: boolean,
+  options: CliEnvironmentOptions = {},
 ): CommandEnvironment {
   const agent = agentDir(env);
-  const savedTrust = trustOverride ?? savedProjectTrust(agent, cwd);
+  const savedTrust = options.trustOverride ?? savedProjectTrust(agent, cwd);
   let config: Promise<EffectiveConfig> | undefined;
   return {
     surface: "cli",
@@ -26,10 +33,10 @@ export function cliCommandEnvironment(
     env,
     projectTrusted: savedTrust === true,
     savedTrust,
-    credentials: credentialStore(agent),
-    progress: (text) => void process.stdout.write(`${text}\n`),
+    credentials: new CredentialStore(agent),
+    progress: options.progress ?? ((text) => void process.stdout.write(`${text}\n`)),
     createKernel,
-    withTrust: (trusted) => cliCommandEnvironment(cwd, env, createKernel, trusted),
+    withTrust: (trusted) => cliCommandEnvironment(cwd, env, createKernel, { ...options, trustOverride: trusted }),
     loadConfig: () => (config ??= loadConfig({ agentDir: agent, cwd, projectTrusted: savedTrust === true, env })),
   };
 }

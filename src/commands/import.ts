@@ -1,10 +1,10 @@
 import { globalSettingsPath, projectSettingsPath } from "../config/paths.ts";
-import { isRecord } from "../config/schema.ts";
 import { runImport } from "../import/run.ts";
 import { HOSTS } from "../import/sources.ts";
 import type { ImportDocument } from "../import/types.ts";
 import { stripTerminalControls, terminalSafeJson } from "../safety/text.ts";
-import { usage } from "./parse.ts";
+import { maskLiterals } from "./literals.ts";
+import { JSON_OPTION, usage } from "./parse.ts";
 import type { CommandEnvironment, CommandSpec } from "./types.ts";
 
 const USAGE = "import [--from pi|claude|cursor|vscode|FILE] [-l] [--dry-run] [--json] [--replace]";
@@ -20,8 +20,13 @@ export const importCommand: CommandSpec = {
     local: { type: "boolean", short: "l", description: "Write every definition to the project's settings (needs saved trust)" },
     "dry-run": { type: "boolean", description: "Write nothing; show exactly what would be written" },
     replace: { type: "boolean", description: "Overwrite definitions of the same name instead of reporting them" },
-    json: { type: "boolean", description: "Print one JSON document", only: "cli" },
+    json: JSON_OPTION,
   },
+  examples: [
+    { line: "import --dry-run", description: "Show what would be imported from Pi's built-in MCP (mcp.json)" },
+    { line: "import --from claude -l", description: "Import Claude Code's .mcp.json into the project's settings" },
+    { line: "import --from ~/servers.json --replace", description: "Import any mcpServers file, replacing definitions of the same name" },
+  ],
   async run(input, env) {
     const from = input.options.from ?? "pi";
     if (typeof from !== "string" || from.trim() === "") throw usage(importCommand, `--from takes ${HOSTS.join(", ")} or a file path`);
@@ -36,7 +41,7 @@ export const importCommand: CommandSpec = {
 /** Fields whose literal values are credentials as often as not: the text output does not echo them (--json does). */
 const MASKED = "‹literal value, see --json›";
 
-function formatImport(document: ImportDocument, env: CommandEnvironment): string {
+export function formatImport(document: ImportDocument, env: CommandEnvironment): string {
   const safe = stripTerminalControls;
   const files = { global: globalSettingsPath(env.agentDir), project: projectSettingsPath(env.cwd) };
   const lines: string[] = [];
@@ -57,7 +62,7 @@ function formatImport(document: ImportDocument, env: CommandEnvironment): string
       if (batch.length === 0) continue;
       lines.push(`  into ${files[scope]} (mcp.servers):`);
       for (const server of batch) {
-        const shown = maskLiterals(server.definition);
+        const shown = maskLiterals(server.definition, MASKED);
         masked ||= shown.masked;
         lines.push(`    "${safe(server.name)}": ${indent(terminalSafeJson(shown.value, 2), "    ")}`);
         lines.push(`      from ${safe(server.source)}`);
@@ -84,27 +89,4 @@ function formatImport(document: ImportDocument, env: CommandEnvironment): string
 
 function indent(text: string, prefix: string): string {
   return text.split("\n").join(`\n${prefix}`);
-}
-
-/** A literal (no `${NAME}`) value in environment, headers, auth.token or auth.clientSecret is shown as a marker. */
-function maskLiterals(definition: Record<string, unknown>): { value: Record<string, unknown>; masked: boolean } {
-  let masked = false;
-  const hide = (value: unknown) => {
-    if (typeof value === "string" && !/\$\{[A-Za-z_][A-Za-z0-9_]*\}/.test(value) && value !== "") {
-      masked = true;
-      return MASKED;
-    }
-    return value;
-  };
-  const value: Record<string, unknown> = { ...definition };
-  for (const field of ["environment", "headers"]) {
-    const map = value[field];
-    if (isRecord(map)) value[field] = Object.fromEntries(Object.entries(map).map(([key, item]) => [key, hide(item)]));
-  }
-  if (isRecord(value.auth)) {
-    const auth = { ...value.auth };
-    for (const field of ["token", "clientSecret"]) if (auth[field] !== undefined) auth[field] = hide(auth[field]);
-    value.auth = auth;
-  }
-  return { value, masked };
 }

@@ -1,14 +1,18 @@
-import { PiMcpError, describeError } from "../kernel/errors.ts";
+import { PiMcpError } from "../kernel/errors.ts";
 import { stripTerminalControls } from "../safety/text.ts";
 import { authCommand, logoutCommand } from "./auth.ts";
+import { getCommand } from "./get.ts";
+import { commandHelp } from "./help.ts";
 import { importCommand } from "./import.ts";
 import { listCommand } from "./list.ts";
 import { addCommand, disableCommand, enableCommand, removeCommand } from "./manage.ts";
 import { parseCommandArgs, surfaceUsage } from "./parse.ts";
+import { executeCommand } from "./run.ts";
+import { setupCommand } from "./setup.ts";
 import type { CommandEnvironment, CommandResult, CommandSpec, Surface } from "./types.ts";
 
 /** Every command, in the order help lists them. Runtime commands join through `extraCommands`. */
-export const CORE_COMMANDS: readonly CommandSpec[] = [listCommand, addCommand, removeCommand, enableCommand, disableCommand, authCommand, logoutCommand, importCommand];
+export const CORE_COMMANDS: readonly CommandSpec[] = [setupCommand, listCommand, getCommand, addCommand, removeCommand, enableCommand, disableCommand, authCommand, logoutCommand, importCommand];
 
 export function commandsFor(surface: Surface, extra: readonly CommandSpec[] = []): CommandSpec[] {
   return [...CORE_COMMANDS, ...extra].filter((command) => command.surfaces.includes(surface));
@@ -17,20 +21,31 @@ export function commandsFor(surface: Surface, extra: readonly CommandSpec[] = []
 export const helpCommand = (commands: () => readonly CommandSpec[]): CommandSpec => ({
   name: "help",
   surfaces: ["pi"],
-  summary: "Show this help (queries no server)",
-  usage: "help",
-  positionals: [],
+  summary: "Show this help, or one command's (queries no server)",
+  usage: "help [command]",
+  positionals: [{ name: "command", description: "A command to show the arguments, options and examples of" }],
   options: {},
-  async run() {
+  examples: [
+    { line: "help", description: "Every /mcp command" },
+    { line: "help add", description: "The arguments, options and examples of add" },
+  ],
+  async run(input) {
+    const topic = input.positionals[0];
+    if (topic !== undefined) {
+      const command = commands().find((candidate) => candidate.name === topic);
+      if (!command) throw new PiMcpError("usage", `help: unknown command "${stripTerminalControls(topic)}" (commands: ${commands().map((candidate) => candidate.name).join(", ")})`);
+      return { exitCode: 0, output: commandHelp(command, "pi") };
+    }
     const lines = ["/mcp commands:"];
     for (const command of commands()) lines.push(`  /mcp ${surfaceUsage(command, "pi").split("\n")[0]}`, `      ${command.summary}`);
+    lines.push("", "/mcp help <command> shows a command's arguments, options and examples.");
     return { exitCode: 0, output: lines.join("\n") };
   },
 });
 
 /**
- * Runs one command line on a surface. Failures become results, never
- * exceptions: usage errors exit 2, every other failure exits 1 with one line.
+ * Runs one command line on a surface, parsed by the core's own parser (the
+ * `/mcp` surface; the CLI parses with citty and calls `executeCommand`).
  */
 export async function runCommandLine(
   commands: readonly CommandSpec[],
@@ -43,14 +58,7 @@ export async function runCommandLine(
     const known = commands.map((candidate) => candidate.name).join(", ");
     return { exitCode: 2, output: name ? `unknown command "${stripTerminalControls(name)}" (commands: ${known})` : `commands: ${known}` };
   }
-  try {
-    const input = parseCommandArgs(command, rest, env.surface);
-    const override = input.options["no-approve"] ? false : input.options.approve ? true : undefined;
-    return await command.run(input, override !== undefined && env.withTrust ? env.withTrust(override) : env);
-  } catch (error) {
-    const code = error instanceof PiMcpError && error.code === "usage" ? 2 : 1;
-    return { exitCode: code, output: stripTerminalControls(describeError(error)) };
-  }
+  return executeCommand(command, () => parseCommandArgs(command, rest, env.surface), env);
 }
 
 export type { CommandEnvironment, CommandResult, CommandSpec, Surface };

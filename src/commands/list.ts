@@ -1,8 +1,10 @@
 import { definitionBinding } from "../auth/store.ts";
-import { usesOAuth, type EffectiveConfig, type ServerEntry } from "../config/types.ts";
-import { effectiveRoots, rootsConfigured } from "../config/roots.ts";
+import { listedAuth, usesOAuth, type EffectiveConfig, type Exposure, type ListedAuth, type ServerEntry } from "../config/types.ts";
 import { createRedactor, safeText } from "../safety/text.ts";
+import { exposureOf, rootsOf, rootsText, targetOf } from "./describe.ts";
+import { alignColumns } from "./text.ts";
 import type { CommandEnvironment, CommandResult, CommandSpec } from "./types.ts";
+import { JSON_OPTION } from "./parse.ts";
 
 export interface ListedServer {
   readonly name: string;
@@ -10,8 +12,11 @@ export interface ListedServer {
   readonly enabled: boolean;
   readonly masked: boolean;
   readonly transport: "stdio" | "http" | "sse";
-  readonly auth: "none" | "bearer" | "oauth";
+  /** `oauth-on-demand`: a remote server without an `auth` setting (OAuth when the server asks), unlike an explicit `none`. */
+  readonly auth: ListedAuth;
   readonly storedAuth: boolean;
+  /** The server's default exposure (its own, else the top-level one). */
+  readonly exposure: Exposure;
 }
 
 /** The `list --json` document: a contract, documented in the README. */
@@ -28,8 +33,13 @@ export const listCommand: CommandSpec = {
   usage: "list [--json]",
   positionals: [],
   options: {
-    json: { type: "boolean", description: "Print one JSON document", only: "cli" },
+    json: JSON_OPTION,
   },
+  examples: [
+    { line: "list", description: "Every server: scope, state, transport, auth, exposure, roots, command or URL" },
+    { line: "list --json", description: "The same as one JSON document", only: "cli" },
+    { line: "list -a", description: "Including the project's servers, trusting the project for this run", only: "cli" },
+  ],
   async run(input, env): Promise<CommandResult> {
     const config = await env.loadConfig();
     const document = await listDocument(config, env);
@@ -39,7 +49,7 @@ export const listCommand: CommandSpec = {
 
 export async function listDocument(config: EffectiveConfig, env: CommandEnvironment): Promise<ListDocument> {
   const redact = createRedactor(config.secrets);
-  const servers = await Promise.all(config.servers.map(async (server) => listed(server, await storedAuth(server, env))));
+  const servers = await Promise.all(config.servers.map(async (server) => listed(config, server, await storedAuth(server, env))));
   return {
     valid: config.valid,
     errors: config.issues.map((issue) => ({ path: issue.path, message: safeText(issue.message, redact) })),
@@ -52,22 +62,20 @@ function storedAuth(server: ServerEntry, env: CommandEnvironment): Promise<boole
   return usesOAuth(server.definition) ? env.credentials.has(server.name, definitionBinding(server.definition)) : Promise.resolve(false);
 }
 
-function listed(server: ServerEntry, storedAuth: boolean): ListedServer {
-  const { name, scope, enabled, masked, transport, auth } = server;
-  return { name, scope, enabled, masked, transport, auth, storedAuth };
+function listed(config: EffectiveConfig, server: ServerEntry, storedAuth: boolean): ListedServer {
+  const { name, scope, enabled, masked, transport } = server;
+  return { name, scope, enabled, masked, transport, auth: listedAuth(server), storedAuth, exposure: exposureOf(config, server) };
 }
 
 /** Every line is redacted and stripped of terminal controls: names, paths and messages all come from files a person may not have read. */
 function formatList(document: ListDocument, config: EffectiveConfig, projectDir: string): string {
   const redact = createRedactor(config.secrets);
-  const exposure = new Map(config.servers.map((server) => [server.name, server.definition?.exposure ?? config.exposure]));
-  // What a server would get as roots; a definition that did not validate shows the top-level setting.
-  const roots = new Map(config.servers.map((server) => [server.name, rootsColumn(config, server, projectDir)]));
+  const entries = new Map(config.servers.map((server) => [server.name, server]));
   const lines: string[] = [];
   const project = config.sources.projectTrusted ? config.sources.projectPath : "not read (project not trusted)";
   lines.push(`global settings: ${config.sources.globalPath}`, `project settings: ${project}`);
   if (document.servers.length === 0) lines.push("No MCP servers are configured.");
-  else lines.push(...table(document.servers, exposure, roots, (cell) => safeText(cell, redact).replace(/[\t\n]/g, " ")));
+  else lines.push(...table(document.servers, (name) => entries.get(name)!, config, projectDir, (cell) => safeText(cell, redact).replace(/[\t\n]/g, " ")));
   if (!document.valid) {
     lines.push("", "Settings are invalid, so MCP is disabled:");
     for (const error of document.errors) lines.push(`  ${error.path}: ${error.message}`);
@@ -75,28 +83,32 @@ function formatList(document: ListDocument, config: EffectiveConfig, projectDir:
   return lines.map((line) => safeText(line, redact)).join("\n");
 }
 
-/** `cwd` (Pi's working folder, the default), `none` (no roots capability) or the folders. */
-function rootsColumn(config: EffectiveConfig, server: ServerEntry, projectDir: string): string {
-  if (!rootsConfigured(config, server.definition)) return "cwd";
-  const roots = effectiveRoots(config, server.definition, projectDir);
-  return roots === false ? "none" : roots.join(",");
-}
+/** How the AUTH column names each kind. */
+const AUTH_CELL: Readonly<Record<ListedAuth, string>> = { "oauth-on-demand": "oauth (on demand)", none: "none", bearer: "bearer", oauth: "oauth" };
 
 /** Cells are made safe before they are measured, so the columns line up with what is shown. */
-function table(servers: readonly ListedServer[], exposure: ReadonlyMap<string, string>, roots: ReadonlyMap<string, string>, safe: (cell: string) => string): string[] {
-  const rows = [
-    ["NAME", "SCOPE", "STATE", "TRANSPORT", "AUTH", "STORED AUTH", "EXPOSURE", "ROOTS"],
-    ...servers.map((server) => [
-      server.name,
-      server.scope,
-      server.masked ? "masked" : server.enabled ? "enabled" : "disabled",
-      server.transport,
-      server.auth,
-      server.storedAuth ? "yes" : "no",
-      exposure.get(server.name) ?? "direct",
-      roots.get(server.name) ?? "cwd",
-    ].map(safe)),
-  ];
-  const widths = rows[0]!.map((_, column) => Math.max(...rows.map((row) => row[column]!.length)));
-  return rows.map((row) => row.map((cell, column) => cell.padEnd(widths[column]!)).join("  ").trimEnd());
+function table(
+  servers: readonly ListedServer[],
+  entry: (name: string) => ServerEntry,
+  config: EffectiveConfig,
+  projectDir: string,
+  safe: (cell: string) => string,
+): string[] {
+  return alignColumns([
+    ["NAME", "SCOPE", "STATE", "TRANSPORT", "AUTH", "STORED AUTH", "EXPOSURE", "ROOTS", "COMMAND/URL"],
+    ...servers.map((server) =>
+      [
+        server.name,
+        server.scope,
+        server.masked ? "masked" : server.enabled ? "enabled" : "disabled",
+        server.transport,
+        AUTH_CELL[server.auth],
+        server.storedAuth ? "yes" : "no",
+        server.exposure,
+        // What a server would get as roots; a definition that did not validate shows the top-level setting.
+        rootsText(rootsOf(config, entry(server.name), projectDir)),
+        targetOf(entry(server.name)),
+      ].map(safe),
+    ),
+  ]);
 }

@@ -10,7 +10,7 @@ const LOCAL: OptionSpec = { type: "boolean", short: "l", description: "Write the
 export const addCommand: CommandSpec = {
   name: "add",
   surfaces: ["cli", "pi"],
-  summary: "Add or replace a server: `add <name> <url>` (remote) or `add <name> -- <command> [args...]` (local)",
+  summary: "Add or replace a server: a remote one by its URL, a local one by its command line after --",
   usage: "add [-l] <name> <url> [--transport http|sse] [--header NAME=VALUE]... [--auth none|bearer|oauth] [--token T] [--client-id ID] [--client-secret S] [--redirect-uri URL] [--scope S]... [--root DIR]... [--no-roots]\n       add [-l] <name> [--cwd DIR] [--env NAME=VALUE]... [--root DIR]... [--no-roots] -- <command> [args...]",
   positionals: [
     { name: "name", description: "Server name", required: true },
@@ -19,9 +19,9 @@ export const addCommand: CommandSpec = {
   acceptsRest: true,
   options: {
     local: LOCAL,
-    transport: { type: "string", description: "Remote transport: http (default) or sse", valueHint: "http|sse" },
+    transport: { type: "string", description: "Remote transport: http (default) or sse", valueHint: "http|sse", choices: ["http", "sse"] },
     header: { type: "string", multiple: true, description: "HTTP header, repeatable", valueHint: "NAME=VALUE" },
-    auth: { type: "string", description: "Authentication: none, bearer or oauth", valueHint: "none|bearer|oauth" },
+    auth: { type: "string", description: "Authentication: none, bearer or oauth", valueHint: "none|bearer|oauth", choices: ["none", "bearer", "oauth"] },
     token: { type: "string", description: "Bearer token (write ${VAR} to keep it out of the file)", valueHint: "TOKEN" },
     "client-id": { type: "string", description: "OAuth client id (or a Client ID Metadata Document URL)", valueHint: "ID" },
     "client-secret": { type: "string", description: "OAuth client secret", valueHint: "SECRET" },
@@ -30,11 +30,16 @@ export const addCommand: CommandSpec = {
     environment: { type: "string", multiple: true, description: "Environment variable for a local server, repeatable", valueHint: "NAME=VALUE" },
     env: { type: "string", multiple: true, description: "Same as --environment", valueHint: "NAME=VALUE" },
     cwd: { type: "string", description: "Working folder of a local server", valueHint: "DIR" },
-    exposure: { type: "string", description: "How the model reaches the tools: direct, deferred, codemode or hidden", valueHint: "MODE" },
+    exposure: { type: "string", description: "How the model reaches the tools: direct, deferred, codemode or hidden", valueHint: "MODE", choices: ["direct", "deferred", "codemode", "hidden"] },
     "tool-exposure": { type: "string", multiple: true, description: "Exposure for tools matching a glob, repeatable", valueHint: "GLOB=MODE" },
     root: { type: "string", multiple: true, description: "A folder the server gets as a root instead of Pi's working folder, repeatable", valueHint: "DIR" },
     "no-roots": { type: "boolean", description: "Declare no roots capability to the server" },
   },
+  examples: [
+    { line: "add docs https://mcp.example.com/mcp", description: "A remote server (Streamable HTTP; OAuth if the server asks for it)" },
+    { line: "add gh https://api.example.com/mcp --auth bearer --token '${GH_TOKEN}'", description: "A remote server with a bearer token taken from the environment when used" },
+    { line: "add files -- npx -y @modelcontextprotocol/server-filesystem /srv", description: "A local (stdio) server: its command line follows --" },
+  ],
   async run(input, env) {
     const [name, url] = input.positionals as [string, string | undefined];
     const definition = { ...(url !== undefined ? remoteDefinition(input, url) : localDefinition(input)), ...exposureOptions(input), ...rootsOption(input) };
@@ -143,6 +148,11 @@ export const removeCommand: CommandSpec = {
   usage: "remove [-l] [--logout] <server>",
   positionals: [{ name: "server", description: "Server name", required: true }],
   options: { local: LOCAL, logout: { type: "boolean", description: "Also remove the server's stored credentials" } },
+  examples: [
+    { line: "remove docs", description: "Remove the global definition of docs" },
+    { line: "remove -l docs", description: "Remove the project's definition (the global one, if any, applies again)" },
+    { line: "remove --logout docs", description: "Also remove its stored OAuth credentials" },
+  ],
   async run(input, env) {
     const name = input.positionals[0]!;
     const target = mutationTarget(input, env);
@@ -173,6 +183,10 @@ function toggleCommand(enable: boolean): CommandSpec {
     usage: `${name} [-l] <server>`,
     positionals: [{ name: "server", description: "Server name", required: true }],
     options: { local: LOCAL },
+    examples: [
+      { line: `${name} docs`, description: `${enable ? "Enable" : "Disable"} the global definition of docs` },
+      { line: `${name} -l docs`, description: enable ? "Enable it in the project (removes a project mask)" : "Disable it in the project only (a mask, when docs is inherited)" },
+    ],
     async run(input, env) {
       const server = input.positionals[0]!;
       const target = mutationTarget(input, env);

@@ -6,14 +6,23 @@ import { ownValue } from "../safety/keys.ts";
 /** Options every CLI command accepts: they override saved project trust for one run. */
 export const TRUST_OPTIONS: Readonly<Record<string, OptionSpec>> = {
   approve: { type: "boolean", short: "a", description: "Trust the project for this run", only: "cli" },
-  "no-approve": { type: "boolean", description: "Do not trust the project for this run (-na)", only: "cli" },
+  "no-approve": { type: "boolean", description: "Do not trust the project for this run", only: "cli" },
 };
 
+/** `--json`: the CLI prints the command's document instead of its text. */
+export const JSON_OPTION: OptionSpec = { type: "boolean", description: "Print one JSON document", only: "cli" };
+
 /** Multi-letter short flags the spec names, mapped to their long forms. */
-const LONG_SHORTS: Readonly<Record<string, string>> = { "-na": "--no-approve" };
+export const LONG_SHORTS: Readonly<Record<string, string>> = { "-na": "--no-approve" };
+
+/** The options a command takes on a surface, the trust options included, in the order help lists them. */
+export function surfaceOptions(spec: CommandSpec, surface: Surface): [string, OptionSpec][] {
+  return Object.entries({ ...spec.options, ...TRUST_OPTIONS }).filter(([, option]) => option.only === undefined || option.only === surface);
+}
 
 /**
- * Parses one command's arguments with Node's own parser. A bare `--` ends the
+ * Parses one command's arguments with Node's own parser (the `/mcp`
+ * surface; the CLI's parser is citty, see cli/spec-command.ts). A bare `--` ends the
  * options: what follows is kept verbatim for commands that take a command line.
  */
 export function parseCommandArgs(spec: CommandSpec, argv: readonly string[], surface: Surface): ParsedInput {
@@ -22,8 +31,7 @@ export function parseCommandArgs(spec: CommandSpec, argv: readonly string[], sur
   const rest = split === -1 ? undefined : argv.slice(split + 1);
   if (rest && !spec.acceptsRest) throw usage(spec, "unexpected `--`", surface);
   const options: NonNullable<ParseArgsConfig["options"]> = {};
-  for (const [name, option] of Object.entries({ ...spec.options, ...TRUST_OPTIONS })) {
-    if (option.only && option.only !== surface) continue;
+  for (const [name, option] of surfaceOptions(spec, surface)) {
     options[name] = { type: option.type, ...(option.short && { short: option.short }), ...(option.multiple && { multiple: true }) };
   }
   let parsed: ReturnType<typeof parseArgs>;
@@ -32,14 +40,32 @@ export function parseCommandArgs(spec: CommandSpec, argv: readonly string[], sur
   } catch (error) {
     throw usage(spec, (error as Error).message.replace(/\. To specify a positional.*$/s, ""), surface);
   }
+  return checkedInput(spec, { positionals: parsed.positionals, options: parsed.values as ParsedInput["options"], rest }, surface);
+}
+
+/**
+ * What every surface checks of a parsed command line, whichever parser read
+ * it: the number of positionals and the values of options with `choices`.
+ */
+export function checkedInput(spec: CommandSpec, input: ParsedInput, surface: Surface): ParsedInput {
   const required = spec.positionals.filter((positional) => positional.required).length;
-  if (parsed.positionals.length < required) {
-    throw usage(spec, `missing <${spec.positionals[parsed.positionals.length]?.name}>`, surface);
+  if (input.positionals.length < required) {
+    throw usage(spec, `missing <${spec.positionals[input.positionals.length]?.name}>`, surface);
   }
-  if (parsed.positionals.length > spec.positionals.length) {
-    throw usage(spec, `unexpected argument "${parsed.positionals[spec.positionals.length]}"`, surface);
+  if (input.positionals.length > spec.positionals.length) {
+    throw usage(spec, `unexpected argument "${input.positionals[spec.positionals.length]}"`, surface);
   }
-  return { positionals: parsed.positionals, options: parsed.values as ParsedInput["options"], rest };
+  for (const [name, option] of Object.entries(spec.options)) {
+    const value = input.options[name];
+    if (option.choices === undefined || typeof value !== "string" || option.choices.includes(value)) continue;
+    throw usage(spec, `--${name} takes ${choiceList(option.choices)} (was "${value}")`, surface);
+  }
+  return input;
+}
+
+/** `http or sse`, `none, bearer or oauth`. */
+export function choiceList(choices: readonly string[]): string {
+  return choices.length < 2 ? (choices[0] ?? "") : `${choices.slice(0, -1).join(", ")} or ${choices.at(-1)}`;
 }
 
 export function usage(spec: CommandSpec, problem: string, surface?: Surface): PiMcpError {

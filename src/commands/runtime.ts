@@ -8,7 +8,11 @@ import type { ConnectionStatus } from "../runtime/connection.ts";
 import { createRedactor, safeText } from "../safety/text.ts";
 import type { EffectiveConfig } from "../config/types.ts";
 import { describeRoots } from "../config/roots.ts";
+import { wrapColumns } from "./text.ts";
 import type { CommandEnvironment, CommandResult, CommandSpec, RuntimeControl } from "./types.ts";
+import { JSON_OPTION } from "./parse.ts";
+
+export { wrapColumns } from "./text.ts";
 
 /** One server in the `test --json` document (a contract, documented in the README). */
 export interface TestedServer {
@@ -32,8 +36,13 @@ export const testCommand: CommandSpec = {
   positionals: [{ name: "server", description: "Server name" }],
   options: {
     all: { type: "boolean", description: "Test every enabled server" },
-    json: { type: "boolean", description: "Print one JSON document", only: "cli" },
+    json: JSON_OPTION,
   },
+  examples: [
+    { line: "test docs", description: "Connect to docs with a temporary client and report what it offers" },
+    { line: "test --all", description: "Test every enabled server; exit code 1 when any failed" },
+    { line: "test --all --json", description: "The same as one JSON document", only: "cli" },
+  ],
   async run(input, env) {
     const name = input.positionals[0];
     if ((name === undefined) === !input.options.all) throw new PiMcpError("usage", "test: name one <server>, or pass --all\nusage: test <server> | --all [--json]");
@@ -44,9 +53,9 @@ export const testCommand: CommandSpec = {
     }
     const entries = config.servers.filter((entry) => (name === undefined ? entry.enabled : entry.name === name));
     if (name !== undefined && entries.length === 0) throw new PiMcpError("not_found", `server "${name}" is not configured`);
-    const servers = await Promise.all(entries.map((entry) => testOne(env, config, entry.name)));
+    const servers = await Promise.all(entries.map((entry) => testServer(env, config, entry.name)));
     const ok = servers.every((server) => server.ok);
-    return { exitCode: ok ? 0 : 1, output: servers.map(formatTested).join("\n"), json: { servers } };
+    return { exitCode: ok ? 0 : 1, output: servers.map(formatTested).join("\n"), json: { servers }, report: true };
   },
 };
 
@@ -61,7 +70,7 @@ const TEST_SERVICES: HostServices = {
 };
 
 /** Connects one server with a throwaway host (always enabled, so a disabled server can be tested too). */
-async function testOne(env: CommandEnvironment, config: EffectiveConfig, name: string): Promise<TestedServer> {
+export async function testServer(env: CommandEnvironment, config: EffectiveConfig, name: string): Promise<TestedServer> {
   const privateDir = await mkdtemp(join(tmpdir(), "pi-mcp-test-"));
   const entry = config.servers.find((server) => server.name === name)!;
   if (entry.masked) return failed(name, 0, "masked by the project settings: there is no definition to connect");
@@ -100,7 +109,7 @@ function failed(name: string, connectMs: number, error: string): TestedServer {
   return { name, ok: false, protocolVersion: null, serverInfo: null, tools: 0, resources: 0, resourceTemplates: 0, prompts: 0, connectMs, error };
 }
 
-function formatTested(server: TestedServer): string {
+export function formatTested(server: TestedServer): string {
   if (!server.ok) return `✗ ${server.name}: ${server.error} (${server.connectMs} ms)`;
   const info = server.serverInfo ? `${server.serverInfo.name} ${server.serverInfo.version}` : "unknown server";
   return `✓ ${server.name}: ${info}, protocol ${server.protocolVersion}, ${server.tools} tools, ${server.resources} resources, ${server.resourceTemplates} templates, ${server.prompts} prompts (${server.connectMs} ms)`;
@@ -135,43 +144,23 @@ export function formatStatus(config: EffectiveConfig, servers: readonly Connecti
   const now = Date.now();
   const lines: string[] = [];
   for (const server of servers) {
-    const parts = [`${server.name}: ${server.state}`];
-    if (server.state === "connected") parts.push(`${server.tools} tools${exposureSummary(server.exposures)}`, `protocol ${server.protocolVersion ?? "?"}`);
-    if (server.state === "connected" && server.reusedAt !== undefined && server.connectedAt !== undefined) {
-      parts.push(`reused from an earlier session, connected ${Math.round((now - server.connectedAt) / 1000)} s ago`);
-    }
-    if (server.attempts > 0 && server.state !== "connected") parts.push(`attempt ${server.attempts}`);
-    if (server.nextRetryAt !== undefined) parts.push(`next retry in ${Math.max(0, Math.round((server.nextRetryAt - now) / 1000))} s`);
-    lines.push(parts.join(", "));
+    lines.push(`${server.name}: ${statusSummary(server, now)}`);
     if (server.roots !== undefined) lines.push(`  roots: ${describeRoots(server.roots)}`);
     if (server.cause && server.state !== "connected") lines.push(`  cause: ${server.cause}`);
   }
   return wrapColumns(lines).join("\n");
 }
 
-/**
- * Status text stays readable in an 80-column terminal (Pi's notices are
- * padded by one column on each side): a longer line breaks at a space, and
- * its continuation is indented two columns past the line's own indentation.
- */
-export function wrapColumns(lines: readonly string[], width = 78): string[] {
-  const out: string[] = [];
-  for (const line of lines) {
-    const indent = " ".repeat((/^ */.exec(line)?.[0].length ?? 0) + 2);
-    let rest = line;
-    let prefix = "";
-    while (prefix.length + rest.length > width) {
-      const room = Math.max(20, width - prefix.length);
-      if (rest.length <= room) break;
-      const space = rest.lastIndexOf(" ", room);
-      const cut = space > room / 3 ? space : room;
-      out.push(prefix + rest.slice(0, cut).trimEnd());
-      rest = rest.slice(cut).trimStart();
-      prefix = indent;
-    }
-    out.push(prefix + rest);
+/** One live connection in a line: its state, then tools and protocol, reuse, attempts and the next retry. */
+export function statusSummary(server: ConnectionStatus, now = Date.now()): string {
+  const parts: string[] = [server.state];
+  if (server.state === "connected") parts.push(`${server.tools} tools${exposureSummary(server.exposures)}`, `protocol ${server.protocolVersion ?? "?"}`);
+  if (server.state === "connected" && server.reusedAt !== undefined && server.connectedAt !== undefined) {
+    parts.push(`reused from an earlier session, connected ${Math.round((now - server.connectedAt) / 1000)} s ago`);
   }
-  return out;
+  if (server.attempts > 0 && server.state !== "connected") parts.push(`attempt ${server.attempts}`);
+  if (server.nextRetryAt !== undefined) parts.push(`next retry in ${Math.max(0, Math.round((server.nextRetryAt - now) / 1000))} s`);
+  return parts.join(", ");
 }
 
 /** "" when every tool is direct, else e.g. " (10 direct, 3 deferred)". */

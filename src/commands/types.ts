@@ -13,7 +13,17 @@ export interface OptionSpec {
   readonly multiple?: boolean;
   readonly description: string;
   readonly valueHint?: string;
+  /** The only values a string option takes: any other is a usage error on both surfaces. */
+  readonly choices?: readonly string[];
   /** Only accepted on this surface. */
+  readonly only?: Surface;
+}
+
+/** One example command line of a command (without the `pi-mcp` or `/mcp` prefix). */
+export interface CommandExample {
+  readonly line: string;
+  readonly description: string;
+  /** Shown only on this surface (an example using `--json` is the CLI's). */
   readonly only?: Surface;
 }
 
@@ -36,6 +46,8 @@ export interface CommandResult {
   readonly output: string;
   /** Printed instead of `output` when the caller asked for JSON. */
   readonly json?: unknown;
+  /** The output is the command's report: shown like a success even when `exitCode` is 1 (`test` with a failed server). */
+  readonly report?: boolean;
 }
 
 /** The running session's host, for `/mcp` commands that act on live connections. */
@@ -93,6 +105,8 @@ export interface CommandSpec {
   readonly usage: string;
   readonly positionals: readonly PositionalSpec[];
   readonly options: Readonly<Record<string, OptionSpec>>;
+  /** Two or three typical command lines, shown by help. */
+  readonly examples?: readonly CommandExample[];
   /** Whether a bare `--` introduces a command line. */
   readonly acceptsRest?: boolean;
   /** Completes this command's arguments from the live session, where naming a server is not enough (Pi only). */

@@ -39,28 +39,43 @@ export function fileIssue(path: string, problem: string): ConfigIssue {
 
 /**
  * Changes one settings file under Pi's own lock (`<file>.lock`, as Pi's
- * SettingsManager takes it) and replaces it atomically. `change` receives the
- * current `mcp` value and returns the new one (`undefined` removes the key);
- * every other key of the file is kept as it was. A file that is not a JSON
- * object is never overwritten. A symbolic link is written through: its target
- * gets the change (and is locked too), the link stays.
+ * SettingsManager takes it) and replaces it atomically. `change` receives a
+ * copy of the whole file's object and returns the new one. A file that is not
+ * a JSON object is never overwritten. A symbolic link is written through: its
+ * target gets the change (and is locked too), the link stays. `change` may
+ * return the object it was given unchanged (the same reference): then nothing
+ * is written.
  */
-export async function updateMcpSettings(
-  path: string,
-  change: (mcp: Record<string, unknown> | undefined) => Record<string, unknown> | undefined,
-): Promise<void> {
+export async function updateSettings(path: string, change: (data: Record<string, unknown>) => Record<string, unknown>): Promise<void> {
   const lockFailed = (cause: unknown) =>
     new PiMcpError("lock_timeout", `${path} is locked by another writer; nothing was changed (${describeError(cause)})`, { cause });
   await withFileLock(path, { followLinks: true, lockFailed }, async (file) => {
     const current = await readJsonFile(file.target);
     if (current.problem) throw new PiMcpError("unreadable_settings", `${path} ${current.problem}; nothing was changed`);
-    const data = { ...(current.data ?? {}) };
+    const data = structuredClone(current.data ?? {});
+    const next = change(data);
+    if (next === data && current.exists) return;
+    await file.write(`${JSON.stringify(next, null, 2)}\n`);
+  });
+}
+
+/**
+ * Changes the `mcp` key of one settings file (see `updateSettings`). `change`
+ * receives the current `mcp` value and returns the new one (`undefined`
+ * removes the key); every other key of the file is kept as it was.
+ */
+export async function updateMcpSettings(
+  path: string,
+  change: (mcp: Record<string, unknown> | undefined) => Record<string, unknown> | undefined,
+): Promise<void> {
+  await updateSettings(path, (data) => {
     // Valid JSON of another shape is the person's data, not an empty `mcp`: it is never replaced.
     if (data.mcp !== undefined && !isRecord(data.mcp)) throw wrongShape(path, "mcp", data.mcp);
-    const mcp = change(isRecord(data.mcp) ? structuredClone(data.mcp) : undefined);
-    if (mcp === undefined) delete data.mcp;
-    else data.mcp = mcp;
-    await file.write(`${JSON.stringify(data, null, 2)}\n`);
+    const next = { ...data };
+    const mcp = change(isRecord(data.mcp) ? data.mcp : undefined);
+    if (mcp === undefined) delete next.mcp;
+    else next.mcp = mcp;
+    return next;
   });
 }
 

@@ -102,7 +102,7 @@ function buildEntry(candidate: Candidate, issues: ConfigIssue[], expansion: Expa
   const transport = transportOf(raw);
   const auth = authKindOf(raw);
   const enabled = !masked && raw.enabled !== false;
-  const base = { name, scope, enabled, masked, transport, auth };
+  const base = { name, scope, enabled, masked, transport, auth, file, written: raw };
   if (masked) return base;
   const path = ["mcp", "servers", name];
   const prefix = formatPath(path);

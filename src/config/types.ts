@@ -78,8 +78,19 @@ export interface ServerEntry {
   readonly masked: boolean;
   readonly transport: TransportKind;
   readonly auth: AuthKind;
+  /** The settings file the definition is in (for a masked server: the masked definition's file). */
+  readonly file: string;
+  /** The definition as written in that file: `${NAME}` unexpanded, literal values as they are (never shown unredacted). */
+  readonly written: Readonly<Record<string, unknown>>;
   /** Present when the definition validated and expanded; absent for masked or broken entries. */
   readonly definition?: ServerDefinition;
+}
+
+/** How `list` and `get` name a server's authentication: an omitted `auth` on a remote server is OAuth on demand, unlike an explicit `none`. */
+export type ListedAuth = AuthKind | "oauth-on-demand";
+
+export function listedAuth(entry: Pick<ServerEntry, "transport" | "auth" | "written">): ListedAuth {
+  return entry.transport !== "stdio" && entry.written.auth === undefined ? "oauth-on-demand" : entry.auth;
 }
 
 export interface ConfigIssue {

@@ -24,7 +24,7 @@ export function noticeStatePath(agentDir: string): string {
 /**
  * At session start: when Pi's built-in MCP configuration (`<agentDir>/mcp.json`
  * and, in a trusted project, `.pi/mcp.json`) names servers pi-mcp does not
- * know, show one Attention Notice naming them and `pi-mcp import --from pi`.
+ * know, show one Attention Notice naming them, `pi-mcp setup` and `pi-mcp import --from pi`.
  * Nothing is connected. A file's content is named once: the notice comes back
  * only after that file changes. Never throws; returns whether it notified.
  */
@@ -52,7 +52,7 @@ export async function importNotice(ctx: NoticeContext, agentDir: string, config:
     const where = contributing.map(({ file }) => file).join(" and ");
     ctx.ui.notify(
       `Pi's built-in MCP configuration (${where}) names ${names.length === 1 ? "a server" : `${names.length} servers`} pi-mcp does not know: ${names.join(", ")}. ` +
-        "pi-mcp does not read mcp.json and has not connected them. To move them into pi-mcp's settings, run: pi-mcp import --from pi (or /mcp import; add --dry-run to preview).",
+        "pi-mcp does not read mcp.json and has not connected them. Run pi-mcp setup (or /mcp setup; add --dry-run to preview) to move them into pi-mcp's settings, turn Pi's built-in MCP extension off and test them; pi-mcp import --from pi moves them only.",
       "warning",
     );
     for (const { file, hash } of contributing) state[file] = hash;

@@ -67,8 +67,8 @@ describe("pi-mcp (built binary)", () => {
         valid: true,
         errors: [],
         servers: [
-          { name: "docs", scope: "global", enabled: true, masked: false, transport: "http", auth: "oauth", storedAuth: false },
-          { name: "local-docs", scope: "global", enabled: true, masked: false, transport: "stdio", auth: "none", storedAuth: false },
+          { name: "docs", scope: "global", enabled: true, masked: false, transport: "http", auth: "oauth", storedAuth: false, exposure: "direct" },
+          { name: "local-docs", scope: "global", enabled: true, masked: false, transport: "stdio", auth: "none", storedAuth: false, exposure: "direct" },
         ],
       });
 

@@ -256,7 +256,7 @@ describe("enable / disable", () => {
     expect(await projectServers()).toEqual({ docs: { enabled: false } });
     expect(await globalServers()).toEqual({ docs: { url: "https://mcp.example.com/mcp" } });
     expect(((await cli("list", "--json")).json as { servers: unknown[] }).servers).toEqual([
-      { name: "docs", scope: "global", enabled: false, masked: true, transport: "http", auth: "none", storedAuth: false },
+      { name: "docs", scope: "global", enabled: false, masked: true, transport: "http", auth: "oauth-on-demand", storedAuth: false, exposure: "direct" },
     ]);
   });
 
@@ -330,7 +330,7 @@ describe("usage errors exit 2 and write nothing", () => {
 });
 
 describe("list", () => {
-  it("--json has exactly the keys valid, errors[{path,message}], servers[{name,scope,enabled,masked,transport,auth,storedAuth}]", async () => {
+  it("--json has exactly the keys valid, errors[{path,message}], servers[{name,scope,enabled,masked,transport,auth,storedAuth,exposure}]", async () => {
     const box = sandbox();
     await box.writeJson(box.globalSettings, {
       mcp: {
@@ -355,13 +355,13 @@ describe("list", () => {
       expect(typeof error.message).toBe("string");
     }
     expect(document.servers).toEqual([
-      { name: "broken", scope: "global", enabled: true, masked: false, transport: "http", auth: "none", storedAuth: false },
-      { name: "legacy", scope: "global", enabled: true, masked: false, transport: "sse", auth: "bearer", storedAuth: false },
-      { name: "local", scope: "global", enabled: true, masked: false, transport: "stdio", auth: "none", storedAuth: false },
-      { name: "remote", scope: "global", enabled: true, masked: false, transport: "http", auth: "oauth", storedAuth: false },
+      { name: "broken", scope: "global", enabled: true, masked: false, transport: "http", auth: "oauth-on-demand", storedAuth: false, exposure: "direct" },
+      { name: "legacy", scope: "global", enabled: true, masked: false, transport: "sse", auth: "bearer", storedAuth: false, exposure: "direct" },
+      { name: "local", scope: "global", enabled: true, masked: false, transport: "stdio", auth: "none", storedAuth: false, exposure: "direct" },
+      { name: "remote", scope: "global", enabled: true, masked: false, transport: "http", auth: "oauth", storedAuth: false, exposure: "direct" },
     ]);
     for (const server of document.servers as Record<string, unknown>[]) {
-      expect(Object.keys(server).sort()).toEqual(["auth", "enabled", "masked", "name", "scope", "storedAuth", "transport"]);
+      expect(Object.keys(server).sort()).toEqual(["auth", "enabled", "exposure", "masked", "name", "scope", "storedAuth", "transport"]);
     }
     expect(JSON.stringify(document)).not.toContain("t0k3n-literal");
   });
@@ -408,10 +408,10 @@ describe("list", () => {
     await cli("add", "own", "--root", "data", "--root", "/srv", "--", "node");
     const result = await cli("list");
     expect(result.output).toMatch(/ROOTS/);
-    expect(result.output).toMatch(/plain\s+global\s+enabled\s+stdio\s+none\s+no\s+direct\s+cwd$/m);
-    expect(result.output).toMatch(/declines\s+.*direct\s+none$/m);
+    expect(result.output).toMatch(/plain\s+global\s+enabled\s+stdio\s+none\s+no\s+direct\s+cwd\s+node$/m);
+    expect(result.output).toMatch(/declines\s+.*direct\s+none\s+node$/m);
     expect(result.output).toContain(`own`);
-    expect(result.output).toMatch(new RegExp(`own\\s+.*direct\\s+${box.projectDir}/data,/srv$`, "m"));
+    expect(result.output).toMatch(new RegExp(`own\\s+.*direct\\s+${box.projectDir}/data,/srv\\s+node$`, "m"));
   });
 });
 

@@ -126,8 +126,18 @@ describe("masks", () => {
     await write({ servers: { docs: { url: "https://global.example.com/mcp", auth: { type: "oauth" } } } }, { servers: { docs: null } });
     const config = await load();
     expect(config.valid).toBe(true);
+    const box = sandbox();
     expect(config.servers).toEqual([
-      { name: "docs", scope: "global", enabled: false, masked: true, transport: "http", auth: "oauth" },
+      {
+        name: "docs",
+        scope: "global",
+        enabled: false,
+        masked: true,
+        transport: "http",
+        auth: "oauth",
+        file: box.globalSettings,
+        written: { url: "https://global.example.com/mcp", auth: { type: "oauth" } },
+      },
     ]);
   });
 
@@ -145,7 +155,7 @@ describe("masks", () => {
     await write({ servers: { docs: { url: "https://global.example.com/mcp" } } }, { servers: { docs: null } });
     const document = await listJson();
     expect(document.servers).toEqual([
-      { name: "docs", scope: "global", enabled: false, masked: true, transport: "http", auth: "none", storedAuth: false },
+      { name: "docs", scope: "global", enabled: false, masked: true, transport: "http", auth: "oauth-on-demand", storedAuth: false, exposure: "direct" },
     ]);
     const text = await cli("list");
     expect(text.output).toMatch(/docs\s+global\s+masked\s+http/);
@@ -166,7 +176,7 @@ describe("masks", () => {
     const removed = await cli("remove", "-l", "docs");
     expect(removed.exitCode).toBe(0);
     expect((await listJson()).servers).toEqual([
-      { name: "docs", scope: "global", enabled: true, masked: false, transport: "http", auth: "none", storedAuth: false },
+      { name: "docs", scope: "global", enabled: true, masked: false, transport: "http", auth: "oauth-on-demand", storedAuth: false, exposure: "direct" },
     ]);
   });
 
@@ -184,8 +194,9 @@ describe("masks", () => {
       enabled: true,
       masked: false,
       transport: "http",
-      auth: "none",
+      auth: "oauth-on-demand",
       storedAuth: false,
+      exposure: "direct",
     });
   });
 });

@@ -261,6 +261,8 @@ function effectiveConfig(url: string, transport: "http" | "sse", auth?: AuthConf
         masked: false,
         transport,
         auth: auth?.type ?? "none",
+        file,
+        written: { url, transport, ...(auth && { auth }) },
         definition: { enabled: true, transport, url, headers: {}, ...(auth && { auth }) },
       },
     ],

@@ -40,11 +40,12 @@ describe("list", () => {
     for (const server of document.servers) {
       expect(["global", "project"]).toContain(server.scope);
       expect(["stdio", "http", "sse"]).toContain(server.transport);
-      expect(["none", "bearer", "oauth"]).toContain(server.auth);
+      expect(["none", "bearer", "oauth", "oauth-on-demand"]).toContain(server.auth);
+      expect(["direct", "deferred", "codemode", "hidden"]).toContain(server.exposure);
       expect(typeof server.enabled).toBe("boolean");
       expect(typeof server.masked).toBe("boolean");
       expect(typeof server.storedAuth).toBe("boolean");
-      expect(Object.keys(server).sort()).toEqual(["auth", "enabled", "masked", "name", "scope", "storedAuth", "transport"]);
+      expect(Object.keys(server).sort()).toEqual(["auth", "enabled", "exposure", "masked", "name", "scope", "storedAuth", "transport"]);
     }
     for (const error of document.errors) expect(error.message).not.toMatch(TERMINAL_CONTROL);
   });

@@ -13,7 +13,8 @@ import { fileURLToPath } from "node:url";
 import { afterEach, beforeEach } from "vitest";
 import { cliCommandEnvironment } from "../../src/commands/environment.ts";
 import { crashGuardEnv } from "../setup/crash-guard-env.ts";
-import { commandsFor, runCommandLine, type CommandEnvironment, type CommandResult } from "../../src/commands/index.ts";
+import { runCli as runProgram } from "../../cli/main.ts";
+import type { CommandEnvironment, CommandResult } from "../../src/commands/index.ts";
 
 export const REPO_ROOT = fileURLToPath(new URL("../..", import.meta.url));
 export const CLI_BIN = join(REPO_ROOT, "dist/cli/index.mjs");
@@ -39,9 +40,14 @@ export function cliEnvironment(_argv: readonly string[], cwd: string, env: NodeJ
   return cliCommandEnvironment(cwd, env, async () => noKernel());
 }
 
-/** Runs one pi-mcp command line through the shared core (`runCommandLine`) on the CLI surface. */
-export function runCli(argv: readonly string[], cwd: string, env: NodeJS.ProcessEnv): Promise<CommandResult> {
-  return runCommandLine(commandsFor("cli"), argv, cliEnvironment(argv, cwd, env));
+/**
+ * Runs one pi-mcp command line in this process exactly as the program does
+ * (cli/main.ts: citty parses it, the shared command runs), without a kernel;
+ * what the command printed is the result's output.
+ */
+export async function runCli(argv: readonly string[], cwd: string, env: NodeJS.ProcessEnv): Promise<CommandResult> {
+  const io = { cwd, env, terminal: false, write: () => {}, createKernel: async () => noKernel() };
+  return (await runProgram(argv, io)).result;
 }
 
 export interface Sandbox {

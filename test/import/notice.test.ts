@@ -42,6 +42,7 @@ describe("importNotice", () => {
       },
     ]);
     expect(shown[0]!.message).toContain("has not connected them");
+    expect(shown[0]!.message).toContain("Run pi-mcp setup (or /mcp setup; add --dry-run to preview)");
     // Same content: silent, also after a restart. Changed content: once more.
     expect(await importNotice(ctx, box.agentDir, await config(box))).toBe(false);
     expect(await importNotice(context(box).ctx, box.agentDir, await config(box))).toBe(false);
@@ -99,6 +100,7 @@ describe("a real Pi 1.6 with a built-in mcp.json", () => {
     }
     expect(notices[0]).toEqual([expect.stringContaining("names a server pi-mcp does not know: from-builtin. ")]);
     expect(notices[0]![0]).toContain("pi-mcp import --from pi");
+    expect(notices[0]![0]).toContain("Run pi-mcp setup");
     expect(notices[1]).toEqual([]);
     expect(existsSync(marker)).toBe(false);
   });

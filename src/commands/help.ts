@@ -1,0 +1,110 @@
+/**
+ * Help text for both surfaces, drawn from the command specs: the CLI's
+ * `--help` and `help [command]`, and `/mcp help [command]`. Plain text that
+ * fits 80 columns with no trailing spaces; bold headings only when the
+ * surface asks for colour (the CLI on a terminal without NO_COLOR).
+ */
+import { LONG_SHORTS, surfaceOptions, surfaceUsage } from "./parse.ts";
+import { alignColumns, wrapLine } from "./text.ts";
+import type { CommandExample, CommandSpec, OptionSpec, Surface } from "./types.ts";
+
+export interface HelpStyle {
+  /** Bold headings (ANSI SGR). */
+  readonly color: boolean;
+  /** The widest a line may be. */
+  readonly width: number;
+}
+
+export const PLAIN_HELP: HelpStyle = { color: false, width: 80 };
+
+/** How commands are invoked on each surface. */
+export const PROGRAM: Readonly<Record<Surface, string>> = { cli: "pi-mcp", pi: "/mcp" };
+
+/** A titled section: the heading, then its lines indented by two columns. */
+function section(title: string, lines: readonly string[], style: HelpStyle): string[] {
+  if (lines.length === 0) return [];
+  return ["", style.color ? `\u001b[1m${title}\u001b[22m` : title, ...lines];
+}
+
+/** Two columns (a label, then its text) whose text wraps under itself. */
+function table(rows: readonly (readonly [string, string])[], style: HelpStyle): string[] {
+  const width = Math.max(...rows.map(([label]) => label.length));
+  const hang = " ".repeat(2 + width + 2);
+  return alignColumns(rows.map(([label, text]) => [`  ${label}`, text])).flatMap((line) => wrapLine(line, style.width, hang));
+}
+
+/** `-l, --local`, `--transport http|sse`, `-na, --no-approve`. */
+function optionLabel(name: string, option: OptionSpec): string {
+  const longShort = Object.entries(LONG_SHORTS).find(([, long]) => long === `--${name}`)?.[0];
+  const short = option.short ? `-${option.short}, ` : longShort ? `${longShort}, ` : "";
+  const value = option.type === "string" ? ` ${option.valueHint ?? option.choices?.join("|") ?? "VALUE"}` : "";
+  return `${short}--${name}${value}`;
+}
+
+export function examplesFor(spec: CommandSpec, surface: Surface): CommandExample[] {
+  return (spec.examples ?? []).filter((example) => example.only === undefined || example.only === surface);
+}
+
+function exampleLines(examples: readonly CommandExample[], surface: Surface, style: HelpStyle): string[] {
+  return examples.flatMap((example) => [
+    ...wrapLine(`  ${PROGRAM[surface]} ${example.line}`, style.width, "      "),
+    ...wrapLine(`      ${example.description}`, style.width, "      "),
+  ]);
+}
+
+/** A usage line broken between its words and bracketed groups (`[--scope S]...` stays whole). */
+function wrapUsage(line: string, width: number): string[] {
+  const units = line.match(/\[[^\]]*\](?:\.\.\.)?|<[^>]*>(?:\.\.\.)?|\S+/g) ?? [];
+  const out: string[] = [];
+  let current = " ";
+  for (const unit of units) {
+    if (current.trim() !== "" && current.length + 1 + unit.length > width) {
+      out.push(current);
+      current = "     ";
+    }
+    current += ` ${unit}`;
+  }
+  out.push(current);
+  return out;
+}
+
+/** One command's help: usage, arguments (`<required>`, `[optional]`), options and examples. */
+export function commandHelp(spec: CommandSpec, surface: Surface, style: HelpStyle = PLAIN_HELP): string {
+  const program = PROGRAM[surface];
+  const usage = surfaceUsage(spec, surface)
+    .split("\n")
+    .flatMap((line) => wrapUsage(`${program} ${line.trim()}`, style.width));
+  const positionals = spec.positionals.map((positional): [string, string] => [positional.required ? `<${positional.name}>` : `[${positional.name}]`, positional.description]);
+  const options = surfaceOptions(spec, surface).map(([name, option]): [string, string] => [optionLabel(name, option), option.description]);
+  return [
+    ...wrapLine(`${program} ${spec.name}: ${spec.summary}`, style.width, "  "),
+    ...section("Usage:", usage, style),
+    ...section("Arguments:", positionals.length > 0 ? table(positionals, style) : [], style),
+    ...section("Options:", options.length > 0 ? table(options, style) : [], style),
+    ...section("Examples:", exampleLines(examplesFor(spec, surface), surface, style), style),
+  ].join("\n");
+}
+
+export interface Overview {
+  /** The first line: what the program is. */
+  readonly title: string;
+  readonly usage: readonly string[];
+  /** Options of the program itself (`--help`, `--version`). */
+  readonly options: readonly (readonly [string, string])[];
+  readonly examples: readonly CommandExample[];
+  readonly footer: string;
+}
+
+/** The program's help: its commands with their summaries, its own options, a few examples. */
+export function overviewHelp(specs: readonly CommandSpec[], surface: Surface, overview: Overview, style: HelpStyle = PLAIN_HELP): string {
+  const program = PROGRAM[surface];
+  return [
+    ...wrapLine(overview.title, style.width, "  "),
+    ...section("Usage:", overview.usage.map((line) => `  ${program} ${line}`), style),
+    ...section("Commands:", table(specs.map((spec): [string, string] => [spec.name, spec.summary]), style), style),
+    ...section("Options:", overview.options.length > 0 ? table(overview.options, style) : [], style),
+    ...section("Examples:", exampleLines(overview.examples, surface, style), style),
+    "",
+    ...wrapLine(overview.footer, style.width, ""),
+  ].join("\n");
+}

@@ -1,0 +1,166 @@
+/**
+ * `pi-mcp list` and `pi-mcp get` through the built binary: each server's
+ * command or URL, its exposure, OAuth on demand (no `auth`) told apart from an
+ * explicit `none`, and one definition as written, `${VAR}` unresolved and
+ * literal credentials redacted.
+ */
+import { execFileSync } from "node:child_process";
+import { existsSync } from "node:fs";
+import { beforeAll, describe, expect, it } from "vitest";
+import { CLI_BIN, REPO_ROOT, nodeBinary, projectPath, runProcess, useSandbox, type Sandbox } from "../helpers/tmp.ts";
+
+beforeAll(() => {
+  if (existsSync(CLI_BIN)) return;
+  execFileSync("unbuild", [], { cwd: REPO_ROOT, env: { ...process.env, PATH: projectPath() }, stdio: "ignore", timeout: 120_000 });
+}, 180_000);
+
+const sandbox = useSandbox();
+const LITERAL = "lit3ral-h3ader-value";
+const TOKEN = "lit3ral-b3arer-token";
+const RESOLVED = "r3solved-s3cret-value";
+
+function piMcp(box: Sandbox, args: readonly string[]) {
+  return runProcess(nodeBinary(), [CLI_BIN, ...args], { cwd: box.projectDir, env: box.env({ DOCS_TOKEN: RESOLVED, WS: RESOLVED }) });
+}
+
+async function configure(box: Sandbox): Promise<void> {
+  await box.writeJson(box.globalSettings, {
+    mcp: {
+      exposure: "deferred",
+      requestTimeoutMs: 90_000,
+      servers: {
+        docs: {
+          command: "node",
+          args: ["./tools/docs mcp.mjs", "--verbose"],
+          cwd: "tools",
+          environment: { DOCS_TOKEN: "${DOCS_TOKEN}", API_KEY: LITERAL },
+          exposure: "codemode",
+          roots: ["/srv/docs"],
+        },
+        ondemand: { url: "https://ondemand.example.com/mcp", headers: { "X-Workspace": "${WS}", "X-Key": LITERAL }, toolExposure: { "delete_*": "hidden" } },
+        anonymous: { url: "https://anonymous.example.com/mcp", auth: { type: "none" }, connectTimeoutMs: 2_500 },
+        bearer: { url: "https://bearer.example.com/sse", transport: "sse", auth: { type: "bearer", token: TOKEN }, roots: false },
+      },
+    },
+  });
+}
+
+describe("list", () => {
+  it("shows each server's command line or URL, and tells OAuth on demand from an explicit none", async () => {
+    const box = sandbox();
+    await configure(box);
+    const result = await piMcp(box, ["list"]);
+    expect(result.code).toBe(0);
+    const rows = result.stdout.split("\n");
+    const row = (name: string) => rows.find((line) => line.startsWith(`${name} `)) ?? "";
+    expect(rows.find((line) => line.startsWith("NAME "))).toMatch(/\bCOMMAND\/URL$/);
+    expect(row("docs")).toMatch(/\s+codemode\s+\/srv\/docs\s+node '\.\/tools\/docs mcp\.mjs' --verbose$/);
+    expect(row("ondemand")).toMatch(/\s+http\s+oauth \(on demand\)\s+no\s+deferred\s+cwd\s+https:\/\/ondemand\.example\.com\/mcp$/);
+    expect(row("anonymous")).toMatch(/\s+http\s+none\s+no\s+deferred\s+cwd\s+https:\/\/anonymous\.example\.com\/mcp$/);
+    expect(row("bearer")).toMatch(/\s+sse\s+bearer\s+no\s+deferred\s+none\s+https:\/\/bearer\.example\.com\/sse$/);
+    for (const secret of [RESOLVED, TOKEN, LITERAL]) expect(result.stdout).not.toContain(secret);
+  });
+
+  it("--json adds exposure and oauth-on-demand, and keeps every documented key", async () => {
+    const box = sandbox();
+    await configure(box);
+    const result = await piMcp(box, ["list", "--json"]);
+    expect(result.code).toBe(0);
+    const document = JSON.parse(result.stdout) as { servers: Record<string, unknown>[] };
+    expect(Object.keys(document).sort()).toEqual(["errors", "servers", "valid"]);
+    const byName = Object.fromEntries(document.servers.map((server) => [server.name, server]));
+    expect(byName.docs).toEqual({ name: "docs", scope: "global", enabled: true, masked: false, transport: "stdio", auth: "none", storedAuth: false, exposure: "codemode" });
+    expect(byName.ondemand).toEqual({ name: "ondemand", scope: "global", enabled: true, masked: false, transport: "http", auth: "oauth-on-demand", storedAuth: false, exposure: "deferred" });
+    expect(byName.anonymous).toMatchObject({ auth: "none", exposure: "deferred" });
+    expect(byName.bearer).toMatchObject({ auth: "bearer", transport: "sse" });
+  });
+});
+
+describe("get", () => {
+  it("shows one local definition as written: command line, working folder, environment (${VAR} unresolved, literals redacted), exposure, roots, timeouts", async () => {
+    const box = sandbox();
+    await configure(box);
+    const result = await piMcp(box, ["get", "docs"]);
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stdout).toBe(
+      [
+        "docs",
+        `  scope:       global (${box.globalSettings})`,
+        "  state:       enabled",
+        "  transport:   stdio",
+        "  command:     node './tools/docs mcp.mjs' --verbose",
+        "  cwd:         tools",
+        "  environment: DOCS_TOKEN=${DOCS_TOKEN}",
+        "               API_KEY=‹redacted›",
+        "  exposure:    codemode",
+        "  roots:       /srv/docs",
+        "  timeouts:    connect 10000 ms, request 90000 ms",
+        "",
+      ].join("\n"),
+    );
+  });
+
+  it("shows a remote definition's URL, headers, auth (on demand, none, bearer with its token redacted), stored credentials and per-tool exposure", async () => {
+    const box = sandbox();
+    await configure(box);
+    const [ondemand, anonymous, bearer] = await Promise.all([piMcp(box, ["get", "ondemand"]), piMcp(box, ["get", "anonymous"]), piMcp(box, ["get", "bearer"])]);
+    expect(ondemand.stdout).toContain("  url:         https://ondemand.example.com/mcp\n  headers:     X-Workspace: ${WS}\n               X-Key: ‹redacted›\n");
+    expect(ondemand.stdout).toMatch(/^  auth:\s+oauth on demand \(no auth setting: OAuth when the server asks/m);
+    expect(ondemand.stdout).toMatch(/^  stored auth: no$/m);
+    expect(ondemand.stdout).toMatch(/^  exposure:\s+deferred; per tool: delete_\*=hidden$/m);
+    expect(anonymous.stdout).toMatch(/^  auth:\s+none$/m);
+    expect(anonymous.stdout).toMatch(/^  timeouts:\s+connect 2500 ms, request 90000 ms$/m);
+    expect(bearer.stdout).toMatch(/^  auth:\s+bearer\n\s+token: ‹redacted›$/m);
+    expect(bearer.stdout).toMatch(/^  roots:\s+none$/m);
+    for (const output of [ondemand, anonymous, bearer].flatMap((run) => [run.stdout, run.stderr])) {
+      for (const secret of [RESOLVED, TOKEN, LITERAL]) expect(output).not.toContain(secret);
+    }
+  });
+
+  it("--json prints the definition as one document, with the same redactions", async () => {
+    const box = sandbox();
+    await configure(box);
+    const result = await piMcp(box, ["get", "ondemand", "--json"]);
+    expect(result.code).toBe(0);
+    expect(JSON.parse(result.stdout)).toEqual({
+      name: "ondemand",
+      scope: "global",
+      file: box.globalSettings,
+      enabled: true,
+      masked: false,
+      transport: "http",
+      url: "https://ondemand.example.com/mcp",
+      command: null,
+      args: [],
+      cwd: null,
+      headers: { "X-Workspace": "${WS}", "X-Key": "‹redacted›" },
+      environment: {},
+      auth: "oauth-on-demand",
+      authSettings: null,
+      storedAuth: false,
+      exposure: "deferred",
+      toolExposure: { "delete_*": "hidden" },
+      tools: null,
+      roots: "cwd",
+      connectTimeoutMs: 10_000,
+      requestTimeoutMs: 90_000,
+      errors: [],
+    });
+    const bearer = JSON.parse((await piMcp(box, ["get", "bearer", "--json"])).stdout) as Record<string, unknown>;
+    expect(bearer).toMatchObject({ auth: "bearer", authSettings: { type: "bearer", token: "‹redacted›" }, roots: false });
+  });
+
+  it("an unknown server exits 1 with a one-line reason; a broken definition is shown with its problems", async () => {
+    const box = sandbox();
+    await box.writeJson(box.globalSettings, { mcp: { servers: { broken: { url: "ftp://files.example.com" } } } });
+    const missing = await piMcp(box, ["get", "ghost"]);
+    expect(missing.code).toBe(1);
+    expect(missing.stdout).toBe("");
+    expect(missing.stderr.trimEnd().split("\n")).toHaveLength(1);
+    expect(missing.stderr).toContain('"ghost" is not configured');
+    const broken = await piMcp(box, ["get", "broken"]);
+    expect(broken.code).toBe(0);
+    expect(broken.stdout).toMatch(/^  url:\s+ftp:\/\/files\.example\.com$/m);
+    expect(broken.stdout).toMatch(/^  problems:\s+mcp\.servers\.broken\.url: /m);
+  });
+});

@@ -1,0 +1,145 @@
+/**
+ * `pi-mcp setup`: the servers of Pi's built-in MCP (mcp.json) move into
+ * pi-mcp's settings by `import --from pi`'s rules, Pi's built-in MCP extension
+ * is turned off in the global settings ("-builtin:mcp" in `extensions`, every
+ * other entry and key kept, under the settings lock, replaced atomically), the
+ * imported servers are tested, and the report says what was done. The built
+ * binary, real fixture servers, and one in-process run to watch the lock.
+ */
+import { execFileSync } from "node:child_process";
+import { existsSync, statSync } from "node:fs";
+import { createRequire } from "node:module";
+import { join } from "node:path";
+import lockfile from "proper-lockfile";
+import { beforeAll, describe, expect, it, vi } from "vitest";
+import { until } from "../helpers/host.ts";
+import { fixtureCommand } from "../helpers/servers.ts";
+import { CLI_BIN, REPO_ROOT, nodeBinary, projectPath, runCli, runProcess, useSandbox, type Sandbox } from "../helpers/tmp.ts";
+
+beforeAll(() => {
+  if (existsSync(CLI_BIN)) return;
+  execFileSync("unbuild", [], { cwd: REPO_ROOT, env: { ...process.env, PATH: projectPath() }, stdio: "ignore", timeout: 120_000 });
+}, 180_000);
+
+const sandbox = useSandbox();
+
+function piMcp(box: Sandbox, args: readonly string[]) {
+  return runProcess(nodeBinary(), [CLI_BIN, ...args], { cwd: box.projectDir, env: box.env(), timeoutMs: 60_000 });
+}
+
+/** Pi's own mcp.json (its built-in MCP's format) with a working server and one pi-mcp cannot express. */
+async function builtinServers(box: Sandbox): Promise<{ command: string; args: string[] }> {
+  const basic = fixtureCommand("basic");
+  await box.writeJson(join(box.agentDir, "mcp.json"), {
+    mcpServers: {
+      basic: { command: basic.command, args: basic.args },
+      gh: { command: "gh-mcp", env: { GH_TOKEN: "!gh auth token" } },
+    },
+  });
+  return { command: basic.command, args: basic.args };
+}
+
+const OTHER_SETTINGS = { theme: "dark", extensions: ["./extensions/mine.ts", "+builtin:codemode", "!legacy/*.ts"], packages: ["npm:some-package"] };
+
+describe("setup", () => {
+  it("imports Pi's built-in servers, adds -builtin:mcp keeping every other extensions entry and key, tests them, and says so", async () => {
+    const box = sandbox();
+    const basic = await builtinServers(box);
+    await box.writeJson(box.globalSettings, OTHER_SETTINGS);
+    const before = statSync(box.globalSettings).ino;
+    const result = await piMcp(box, ["setup"]);
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stderr).toBe("");
+    expect(await box.readJson(box.globalSettings)).toEqual({
+      ...OTHER_SETTINGS,
+      extensions: [...OTHER_SETTINGS.extensions, "-builtin:mcp"],
+      mcp: { servers: { basic: { command: basic.command, args: basic.args } } },
+    });
+    // Replaced by a rename, not rewritten in place.
+    expect(statSync(box.globalSettings).ino).not.toBe(before);
+    expect(result.stdout).toContain("Servers of Pi's built-in MCP (mcp.json):");
+    expect(result.stdout).toMatch(/Imported:\n\s+into .*settings\.json \(mcp\.servers\):\n\s+"basic":/);
+    expect(result.stdout).toMatch(/Skipped \(not imported\):\n\s+"gh" from .*mcp\.json\n\s+env\.GH_TOKEN: /);
+    expect(result.stdout).toContain(`turned off: added "-builtin:mcp" to extensions in ${box.globalSettings}`);
+    expect(result.stdout).toMatch(/Test of the imported servers:\n  ✓ basic: fixture-basic \S+, protocol \S+, 3 tools/);
+
+    // Again: nothing new to import or test, and the entry is not added twice.
+    const again = await piMcp(box, ["setup", "--json"]);
+    expect(again.code).toBe(0);
+    const document = JSON.parse(again.stdout);
+    expect(document).toMatchObject({ dryRun: false, builtin: { file: box.globalSettings, change: "present" }, tested: [] });
+    expect(document.import.imported).toEqual([]);
+    expect(document.import.skipped.map((server: { name: string }) => server.name).sort()).toEqual(["basic", "gh"]);
+    expect(((await box.readJson(box.globalSettings)) as { extensions: string[] }).extensions.filter((entry) => entry === "-builtin:mcp")).toHaveLength(1);
+  });
+
+  it("--dry-run --json writes nothing, starts nothing, and reports what would be done", async () => {
+    const box = sandbox();
+    await builtinServers(box);
+    await box.writeJson(box.globalSettings, OTHER_SETTINGS);
+    const settings = await box.readText(box.globalSettings);
+    const result = await piMcp(box, ["setup", "--dry-run", "--json"]);
+    expect(result.code, result.stderr).toBe(0);
+    const document = JSON.parse(result.stdout);
+    expect(Object.keys(document).sort()).toEqual(["builtin", "dryRun", "import", "tested"]);
+    expect(document.dryRun).toBe(true);
+    expect(document.builtin).toEqual({ file: box.globalSettings, change: "would-add" });
+    expect(document.tested).toEqual([]);
+    expect(document.import).toMatchObject({ dryRun: true, imported: [{ name: "basic", scope: "global" }], skipped: [{ name: "gh" }], conflicts: [] });
+    expect(await box.readText(box.globalSettings)).toBe(settings);
+    const text = await piMcp(box, ["setup", "--dry-run"]);
+    expect(text.stdout).toContain('would be turned off: "-builtin:mcp" would be added to extensions');
+    expect(text.stdout).toContain("Would import (dry run: nothing was written):");
+    expect(await box.readText(box.globalSettings)).toBe(settings);
+  });
+
+  it("without Pi's mcp.json or settings it still turns the built-in off; a failing imported server makes it exit 1 with its report on stdout", async () => {
+    const box = sandbox();
+    const empty = await piMcp(box, ["setup"]);
+    expect(empty.code, empty.stderr).toBe(0);
+    expect(await box.readJson(box.globalSettings)).toEqual({ extensions: ["-builtin:mcp"] });
+    expect(empty.stdout).toContain("none: no enabled server was imported");
+
+    const other = sandbox();
+    await other.writeJson(join(other.agentDir, "mcp.json"), { mcpServers: { gone: { command: join(other.root, "no-such-program") } } });
+    const failing = await piMcp(other, ["setup"]);
+    expect(failing.code).toBe(1);
+    expect(failing.stderr).toBe("");
+    expect(failing.stdout).toMatch(/✗ gone: .*no-such-program/);
+    expect(await other.readJson(other.globalSettings)).toMatchObject({ extensions: ["-builtin:mcp"], mcp: { servers: { gone: {} } } });
+  });
+
+  it("an extensions value that is not a list of strings is left alone: exit 1, the file unchanged", async () => {
+    const box = sandbox();
+    await box.writeJson(box.globalSettings, { extensions: "./mine.ts" });
+    const settings = await box.readText(box.globalSettings);
+    const result = await piMcp(box, ["setup"]);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toMatch(/extensions: must be a list of strings \(is a string\); nothing was changed/);
+    expect(await box.readText(box.globalSettings)).toBe(settings);
+  });
+
+  it("waits for another holder of the settings lock before it writes extensions", async () => {
+    const box = sandbox();
+    await box.writeJson(box.globalSettings, { theme: "dark" });
+    const release = await lockfile.lock(box.globalSettings, { realpath: false });
+    const lockerFs = createRequire(createRequire(import.meta.url).resolve("proper-lockfile"))("graceful-fs") as { mkdir: (...args: unknown[]) => void };
+    const mkdir = vi.spyOn(lockerFs, "mkdir");
+    const attempts = () => mkdir.mock.calls.filter(([path]) => path === `${box.globalSettings}.lock`).length;
+    try {
+      let finished = false;
+      const pending = runCli(["setup"], box.projectDir, box.env()).then((result) => {
+        finished = true;
+        return result;
+      });
+      await until(() => attempts() >= 2, 15_000, () => `${attempts()} attempts to take the lock`);
+      expect(finished).toBe(false);
+      expect(await box.readJson(box.globalSettings)).toEqual({ theme: "dark" });
+      await release();
+      expect((await pending).exitCode).toBe(0);
+      expect(await box.readJson(box.globalSettings)).toEqual({ theme: "dark", extensions: ["-builtin:mcp"] });
+    } finally {
+      mkdir.mockRestore();
+    }
+  });
+});
