@@ -7,7 +7,7 @@
  * binary, real fixture servers, and one in-process run to watch the lock.
  */
 import { execFileSync } from "node:child_process";
-import { existsSync, statSync } from "node:fs";
+import { closeSync, existsSync, openSync, readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { join } from "node:path";
 import lockfile from "proper-lockfile";
@@ -46,7 +46,9 @@ describe("setup", () => {
     const box = sandbox();
     const basic = await builtinServers(box);
     await box.writeJson(box.globalSettings, OTHER_SETTINGS);
-    const before = statSync(box.globalSettings).ino;
+    const original = await box.readText(box.globalSettings);
+    // Held open across the run: a file replaced by a rename keeps its old content under this descriptor.
+    const held = openSync(box.globalSettings, "r");
     const result = await piMcp(box, ["setup"]);
     expect(result.code, result.stderr).toBe(0);
     expect(result.stderr).toBe("");
@@ -55,8 +57,12 @@ describe("setup", () => {
       extensions: [...OTHER_SETTINGS.extensions, "-builtin:mcp"],
       mcp: { servers: { basic: { command: basic.command, args: basic.args } } },
     });
-    // Replaced by a rename, not rewritten in place.
-    expect(statSync(box.globalSettings).ino).not.toBe(before);
+    // Replaced whole by a rename, never rewritten in place.
+    try {
+      expect(readFileSync(held, "utf8")).toBe(original);
+    } finally {
+      closeSync(held);
+    }
     expect(result.stdout).toContain("Servers of Pi's built-in MCP (mcp.json):");
     expect(result.stdout).toMatch(/Imported:\n\s+into .*settings\.json \(mcp\.servers\):\n\s+"basic":/);
     expect(result.stdout).toMatch(/Skipped \(not imported\):\n\s+"gh" from .*mcp\.json\n\s+env\.GH_TOKEN: /);
