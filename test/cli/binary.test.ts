@@ -2,16 +2,12 @@
  * The built `pi-mcp` binary (dist/cli/index.mjs) end to end, as real
  * processes with PI_CODING_AGENT_DIR pointing at a temporary agent folder.
  */
-import { execFileSync } from "node:child_process";
 import { existsSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { beforeAll, describe, expect, it } from "vitest";
-import { CLI_BIN, REPO_ROOT, createSandbox, nodeBinary, projectPath, runProcess, type Sandbox } from "../helpers/tmp.ts";
+import { CLI_BIN, buildCli, createSandbox, nodeBinary, runProcess, type Sandbox } from "../helpers/tmp.ts";
 
-beforeAll(() => {
-  if (existsSync(CLI_BIN)) return;
-  execFileSync("unbuild", [], { cwd: REPO_ROOT, env: { ...process.env, PATH: projectPath() }, stdio: "ignore", timeout: 120_000 });
-}, 180_000);
+beforeAll(buildCli, 180_000);
 
 function piMcp(box: Sandbox, args: readonly string[], options: { env?: Record<string, string>; cwd?: string } = {}) {
   return runProcess(nodeBinary(), [CLI_BIN, ...args], { cwd: options.cwd ?? box.projectDir, env: box.env(options.env) });

@@ -5,17 +5,13 @@
  * usage error, one report on stdout for test. Real processes, a temporary
  * agent folder; the TTY cases run under util-linux `script` (a real pty).
  */
-import { execFileSync } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
-import { CLI_BIN, REPO_ROOT, nodeBinary, projectPath, runProcess, useSandbox, type Sandbox } from "../helpers/tmp.ts";
+import { CLI_BIN, REPO_ROOT, buildCli, nodeBinary, runProcess, useSandbox, type Sandbox } from "../helpers/tmp.ts";
 import { fixtureCommand } from "../helpers/servers.ts";
 
-beforeAll(() => {
-  if (existsSync(CLI_BIN)) return;
-  execFileSync("unbuild", [], { cwd: REPO_ROOT, env: { ...process.env, PATH: projectPath() }, stdio: "ignore", timeout: 120_000 });
-}, 180_000);
+beforeAll(buildCli, 180_000);
 
 const sandbox = useSandbox();
 const VERSION = (JSON.parse(readFileSync(join(REPO_ROOT, "package.json"), "utf8")) as { version: string }).version;

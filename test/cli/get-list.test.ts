@@ -4,15 +4,10 @@
  * explicit `none`, and one definition as written, `${VAR}` unresolved and
  * literal credentials redacted.
  */
-import { execFileSync } from "node:child_process";
-import { existsSync } from "node:fs";
 import { beforeAll, describe, expect, it } from "vitest";
-import { CLI_BIN, REPO_ROOT, nodeBinary, projectPath, runProcess, useSandbox, type Sandbox } from "../helpers/tmp.ts";
+import { CLI_BIN, buildCli, nodeBinary, runProcess, useSandbox, type Sandbox } from "../helpers/tmp.ts";
 
-beforeAll(() => {
-  if (existsSync(CLI_BIN)) return;
-  execFileSync("unbuild", [], { cwd: REPO_ROOT, env: { ...process.env, PATH: projectPath() }, stdio: "ignore", timeout: 120_000 });
-}, 180_000);
+beforeAll(buildCli, 180_000);
 
 const sandbox = useSandbox();
 const LITERAL = "lit3ral-h3ader-value";

@@ -6,20 +6,13 @@
  * imported servers are tested, and the report says what was done. The built
  * binary, real fixture servers, and one in-process run to watch the lock.
  */
-import { execFileSync } from "node:child_process";
-import { closeSync, existsSync, openSync, readFileSync } from "node:fs";
-import { createRequire } from "node:module";
+import { closeSync, openSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import lockfile from "proper-lockfile";
-import { beforeAll, describe, expect, it, vi } from "vitest";
-import { until } from "../helpers/host.ts";
+import { beforeAll, describe, expect, it } from "vitest";
 import { fixtureCommand } from "../helpers/servers.ts";
-import { CLI_BIN, REPO_ROOT, nodeBinary, projectPath, runCli, runProcess, useSandbox, type Sandbox } from "../helpers/tmp.ts";
+import { CLI_BIN, buildCli, nodeBinary, runCli, runProcess, runWhileLocked, useSandbox, type Sandbox } from "../helpers/tmp.ts";
 
-beforeAll(() => {
-  if (existsSync(CLI_BIN)) return;
-  execFileSync("unbuild", [], { cwd: REPO_ROOT, env: { ...process.env, PATH: projectPath() }, stdio: "ignore", timeout: 120_000 });
-}, 180_000);
+beforeAll(buildCli, 180_000);
 
 const sandbox = useSandbox();
 
@@ -128,24 +121,12 @@ describe("setup", () => {
   it("waits for another holder of the settings lock before it writes extensions", async () => {
     const box = sandbox();
     await box.writeJson(box.globalSettings, { theme: "dark" });
-    const release = await lockfile.lock(box.globalSettings, { realpath: false });
-    const lockerFs = createRequire(createRequire(import.meta.url).resolve("proper-lockfile"))("graceful-fs") as { mkdir: (...args: unknown[]) => void };
-    const mkdir = vi.spyOn(lockerFs, "mkdir");
-    const attempts = () => mkdir.mock.calls.filter(([path]) => path === `${box.globalSettings}.lock`).length;
-    try {
-      let finished = false;
-      const pending = runCli(["setup"], box.projectDir, box.env()).then((result) => {
-        finished = true;
-        return result;
-      });
-      await until(() => attempts() >= 2, 15_000, () => `${attempts()} attempts to take the lock`);
-      expect(finished).toBe(false);
-      expect(await box.readJson(box.globalSettings)).toEqual({ theme: "dark" });
-      await release();
-      expect((await pending).exitCode).toBe(0);
-      expect(await box.readJson(box.globalSettings)).toEqual({ theme: "dark", extensions: ["-builtin:mcp"] });
-    } finally {
-      mkdir.mockRestore();
-    }
+    const result = await runWhileLocked(
+      box.globalSettings,
+      () => runCli(["setup"], box.projectDir, box.env()),
+      async () => expect(await box.readJson(box.globalSettings)).toEqual({ theme: "dark" }),
+    );
+    expect(result.exitCode).toBe(0);
+    expect(await box.readJson(box.globalSettings)).toEqual({ theme: "dark", extensions: ["-builtin:mcp"] });
   });
 });

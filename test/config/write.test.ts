@@ -8,13 +8,10 @@ import { spawn, type ChildProcess } from "node:child_process";
 import { chmod, readFile, stat } from "node:fs/promises";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
-import lockfile from "proper-lockfile";
-import { createRequire } from "node:module";
-import { describe, expect, it, onTestFinished, vi } from "vitest";
+import { describe, expect, it } from "vitest";
 import { changeServers } from "../../src/commands/mutate.ts";
 import { updateMcpSettings } from "../../src/config/files.ts";
-import { nodeBinary, REPO_ROOT, runCli, strayFiles, useSandbox } from "../helpers/tmp.ts";
-import { until } from "../helpers/wait.ts";
+import { nodeBinary, REPO_ROOT, runCli, runWhileLocked, strayFiles, useSandbox } from "../helpers/tmp.ts";
 
 const sandbox = useSandbox();
 
@@ -216,35 +213,16 @@ describe("the settings lock", () => {
   it("a mutation waits for another holder of <file>.lock and then writes", async () => {
     const box = sandbox();
     await box.writeJson(box.globalSettings, { theme: "dark" });
-    const release = await lockfile.lock(box.globalSettings, { realpath: false });
-    const attempts = lockAttempts(`${box.globalSettings}.lock`);
-    let finished = false;
-    const pending = cli(["add", "docs", "https://mcp.example.com/mcp"]).then((result) => {
-      finished = true;
-      return result;
-    });
-    // It found the lock taken and tried again: it is waiting.
-    await until(() => attempts() >= 2, 15_000, () => `${attempts()} attempts to take the lock`);
-    expect(finished).toBe(false);
-    expect(await box.readJson(box.globalSettings)).toEqual({ theme: "dark" });
-    await release();
-    const result = await pending;
+    // It finds the lock taken and tries again: it waits, and has written nothing.
+    const result = await runWhileLocked(
+      box.globalSettings,
+      () => cli(["add", "docs", "https://mcp.example.com/mcp"]),
+      async () => expect(await box.readJson(box.globalSettings)).toEqual({ theme: "dark" }),
+    );
     expect(result.exitCode).toBe(0);
     expect(await box.readJson(box.globalSettings)).toEqual({ theme: "dark", mcp: { servers: { docs: { url: "https://mcp.example.com/mcp" } } } });
   });
 });
-
-/**
- * Counts attempts to take the lock `lockPath` from now on (proper-lockfile takes
- * a lock by creating its folder through its default fs, graceful-fs); the spy
- * ends with the test.
- */
-function lockAttempts(lockPath: string): () => number {
-  const lockerFs = createRequire(createRequire(import.meta.url).resolve("proper-lockfile"))("graceful-fs") as { mkdir: (...args: unknown[]) => void };
-  const mkdir = vi.spyOn(lockerFs, "mkdir");
-  onTestFinished(() => mkdir.mockRestore());
-  return () => mkdir.mock.calls.filter(([path]) => path === lockPath).length;
-}
 
 /** A writer process: waits for "go" on stdin, then adds `count` servers at once (each change takes the lock). */
 const WRITER = `

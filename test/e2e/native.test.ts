@@ -4,19 +4,14 @@
  * help, and `pi-mcp setup` moves Pi's built-in MCP servers over and turns the
  * built-in off, so Pi stops warning at start that /mcp replaced it.
  */
-import { execFileSync } from "node:child_process";
-import { existsSync } from "node:fs";
 import { readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
 import { fixtureCommand } from "../helpers/servers.ts";
-import { CLI_BIN, nodeBinary, projectPath, runProcess } from "../helpers/tmp.ts";
+import { CLI_BIN, buildCli, nodeBinary, projectPath, runProcess } from "../helpers/tmp.ts";
 import { mcpInRpc, REPO_ROOT, runPi, startPiRpc, usePiHome } from "./harness/pi.ts";
 
-beforeAll(() => {
-  if (existsSync(CLI_BIN)) return;
-  execFileSync("unbuild", [], { cwd: REPO_ROOT, env: { ...process.env, PATH: projectPath() }, stdio: "ignore", timeout: 120_000 });
-}, 180_000);
+beforeAll(buildCli, 180_000);
 
 const home = usePiHome();
 /** What Pi 1.6 prints at every start while its built-in MCP extension is on and pi-mcp registers /mcp. */

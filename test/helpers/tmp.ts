@@ -4,15 +4,18 @@
  * is mocked. `env()` points PI_CODING_AGENT_DIR (and HOME) at the sandbox so
  * no test can touch the real ~/.pi.
  */
-import { spawn } from "node:child_process";
+import { execFileSync, spawn } from "node:child_process";
+import { createRequire } from "node:module";
 import { existsSync } from "node:fs";
 import { mkdir, mkdtemp, readFile, readdir, realpath, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { afterEach, beforeEach } from "vitest";
+import { afterEach, beforeEach, onTestFinished, vi } from "vitest";
 import { cliCommandEnvironment } from "../../src/commands/environment.ts";
+import lockfile from "proper-lockfile";
 import { crashGuardEnv } from "../setup/crash-guard-env.ts";
+import { until } from "./wait.ts";
 import { runCli as runProgram } from "../../cli/main.ts";
 import type { CommandEnvironment, CommandResult } from "../../src/commands/index.ts";
 
@@ -23,6 +26,45 @@ export const CLI_BIN = join(REPO_ROOT, "dist/cli/index.mjs");
 export function nodeBinary(): string {
   if (Number(process.versions.node.split(".")[0]) >= 22) return process.execPath;
   return join(REPO_ROOT, "node_modules/.bin/node");
+}
+
+/** Builds the pi-mcp binary (dist/cli/index.mjs) unless it is there; tests of the built program call it in `beforeAll` (up to 180 s). */
+export function buildCli(): void {
+  if (!existsSync(CLI_BIN)) execFileSync("unbuild", [], { cwd: REPO_ROOT, env: { ...process.env, PATH: projectPath() }, stdio: "ignore", timeout: 120_000 });
+}
+
+/**
+ * Counts attempts to take the lock `lockPath` from now on (proper-lockfile takes
+ * a lock by creating its folder through its default fs, graceful-fs); the spy
+ * ends with the test.
+ */
+function lockAttempts(lockPath: string): () => number {
+  const lockerFs = createRequire(createRequire(import.meta.url).resolve("proper-lockfile"))("graceful-fs") as { mkdir: (...args: unknown[]) => void };
+  const mkdir = vi.spyOn(lockerFs, "mkdir");
+  onTestFinished(() => mkdir.mockRestore());
+  return () => mkdir.mock.calls.filter(([path]) => path === lockPath).length;
+}
+
+/**
+ * Runs `run` while another holder keeps `file`'s lock (`<file>.lock`, as Pi
+ * takes it): once `run` has found the lock taken and tried again (it waits),
+ * `whileWaiting` looks at the files; then the lock is released and `run`'s
+ * result comes back. A `run` that finishes while the lock is held fails.
+ */
+export async function runWhileLocked<T>(file: string, run: () => Promise<T>, whileWaiting: () => Promise<void>): Promise<T> {
+  const release = await lockfile.lock(file, { realpath: false });
+  const attempts = lockAttempts(`${file}.lock`);
+  let finished = false;
+  const pending = run().finally(() => (finished = true));
+  pending.catch(() => undefined); // awaited below; a failure is not left unhandled meanwhile
+  try {
+    await until(() => attempts() >= 2 || finished, 15_000, () => `${attempts()} attempts to take the lock`);
+    if (finished) throw new Error("it finished while the lock was held");
+    await whileWaiting();
+  } finally {
+    await release();
+  }
+  return pending;
 }
 
 /** PATH with the project's binaries (Node 22, unbuild) first. */
