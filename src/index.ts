@@ -1,4 +1,5 @@
 import type { ExtensionAPI, ExtensionCommandContext } from "@earendil-works/pi-coding-agent";
+import { drawEarlierRows } from "./pi/earlier-rows.ts";
 
 type Handler = (event: unknown, ctx: unknown) => unknown;
 type CommandOptions = Parameters<ExtensionAPI["registerCommand"]>[1];
@@ -11,7 +12,9 @@ const EVENTS = ["session_start", "before_agent_start", "session_tree", "session_
  * starts and before the first prompt, so it stays tiny. It registers `/mcp`
  * at once (which makes Pi 0.99.1+ skip its built-in MCP extension) and loads
  * the rest (settings validation, the MCP SDK, the plugins) one event-loop turn
- * after the session started, so Pi's start never pays for it.
+ * after the session started, so Pi's start never pays for it. Tool rows Pi
+ * draws before that (the transcript after `/reload`) are pi-mcp's all the
+ * same (see src/pi/earlier-rows.ts).
  */
 export default function piMcp(pi: ExtensionAPI): void {
   const handlers = new Map<string, Handler>();
@@ -22,11 +25,19 @@ export default function piMcp(pi: ExtensionAPI): void {
   /** The session_start not yet handed to the core: whoever needs the core first delivers it. */
   let pendingStart: [unknown, unknown] | undefined;
 
-  // The core registers itself through this view of `pi`: its events and its command come back here.
+  const earlierRows = drawEarlierRows(pi);
+  // The core registers itself through this view of `pi`: its events and its command come back here,
+  // and each tool it registers lets rows drawn before it look for that tool's renderers.
   const view = new Proxy(pi, {
     get(target, key, receiver) {
       if (key === "on") return (event: string, handler: Handler) => void handlers.set(event, handler);
       if (key === "registerCommand") return (_name: string, options: CommandOptions) => void (command = options);
+      if (key === "registerTool") {
+        return (...args: Parameters<ExtensionAPI["registerTool"]>) => {
+          target.registerTool(...args);
+          earlierRows.toolRegistered();
+        };
+      }
       const value = Reflect.get(target, key, receiver) as unknown;
       return typeof value === "function" ? value.bind(target) : value;
     },
@@ -36,8 +47,9 @@ export default function piMcp(pi: ExtensionAPI): void {
       // A session that ended while the core loaded (a quick `pi -p`) has nothing left to set up:
       // Pi's API of that session is gone.
       if (ended) return;
-      registerPiMcp(view);
+      const registered = registerPiMcp(view);
       loaded = true;
+      registered.earlierRows.then((renderers) => earlierRows.ready(renderers)).catch(() => undefined);
     }));
     const start = pendingStart;
     pendingStart = undefined;

@@ -4,6 +4,7 @@
  * to a server, reads a resource, or touches what the model sees. Strings stay
  * raw: the drawing side (components.ts) makes every one of them safe.
  */
+import { RESOURCE_TOOLS } from "../../src/kernel/pi-part.ts";
 import type { RenderContext, RenderModel, RenderResult, RenderSection, RenderState } from "../../src/kernel/types.ts";
 import { safeText } from "../../src/safety/text.ts";
 import { keyedRecord } from "../../src/safety/keys.ts";
@@ -33,9 +34,9 @@ export const LIMITS = Object.freeze({
 
 /** Pi's fixed resource tools and the MCP methods they run. */
 export const FIXED_TOOL_OPERATIONS: Readonly<Record<string, string>> = Object.freeze({
-  list_mcp_resources: "resources/list",
-  list_mcp_resource_templates: "resources/templates/list",
-  read_mcp_resource: "resources/read",
+  [RESOURCE_TOOLS.list]: "resources/list",
+  [RESOURCE_TOOLS.templates]: "resources/templates/list",
+  [RESOURCE_TOOLS.read]: "resources/read",
 });
 
 export function blankModel(context: RenderContext): RenderModel {

@@ -10,7 +10,7 @@
 import type { ExtensionAPI, Theme } from "@earendil-works/pi-coding-agent";
 import type { Component } from "@earendil-works/pi-tui";
 import type { Kernel } from "../../src/kernel/kernel.ts";
-import { MESSAGE_TYPES, type ObservedHost, type PiPart, type SessionObserver, type SessionUi, type ToolRenderers, type ToolRendering } from "../../src/kernel/pi-part.ts";
+import { MESSAGE_TYPES, namedServerTool, type ObservedHost, type PiPart, type SessionObserver, type SessionUi, type ToolRenderers, type ToolRendering } from "../../src/kernel/pi-part.ts";
 import type { RenderContext, RenderModel, RenderResult, Redactor } from "../../src/kernel/types.ts";
 import { safeText } from "../../src/safety/text.ts";
 import { promptMessageComponent, resourceUpdateComponent, toolCallComponent, toolResultComponent, type Clean, type RenderOptionsLike } from "./components.ts";
@@ -54,13 +54,23 @@ export function toolRendering(kernel: Kernel, redact: () => Redactor): ToolRende
       return toolResultComponent(model(context_), theme, observerClean(redact()), { ...context, expanded: options.expanded });
     },
   });
+  const fixedTool = (piName: string) =>
+    renderers((args, details) => {
+      const server = typeof args.server === "string" ? args.server : typeof details?.server === "string" ? details.server : "";
+      return { server, operation: ownValue(FIXED_TOOL_OPERATIONS, piName) ?? piName };
+    }, piName);
   return {
     serverTool: (server, tool, piName) => renderers(() => ({ server, operation: tool }), piName),
-    fixedTool: (piName) =>
-      renderers((args, details) => {
-        const server = typeof args.server === "string" ? args.server : typeof details?.server === "string" ? details.server : "";
-        return { server, operation: ownValue(FIXED_TOOL_OPERATIONS, piName) ?? piName };
-      }, piName),
+    fixedTool,
+    earlierTool: (piName) =>
+      ownValue(FIXED_TOOL_OPERATIONS, piName) !== undefined
+        ? fixedTool(piName)
+        : renderers((_args, details) => {
+            // The stored result names the server and tool exactly; a call row alone has only its Pi name.
+            const named = namedServerTool(piName);
+            const server = typeof details?.server === "string" ? details.server : named.server;
+            return { server, operation: typeof details?.tool === "string" ? details.tool : named.tool };
+          }, piName),
   };
 }
 

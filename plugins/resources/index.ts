@@ -9,7 +9,7 @@ import type { CatalogItem, ResourceListMethod } from "../../src/runtime/catalog.
 import { untilAborted } from "../../src/runtime/abort.ts";
 import { inBackground } from "../../src/runtime/background.ts";
 import { finishOutcome, mapContent } from "../../src/runtime/tool-call.ts";
-import { MESSAGE_TYPES } from "../../src/kernel/pi-part.ts";
+import { MESSAGE_TYPES, RESOURCE_TOOLS } from "../../src/kernel/pi-part.ts";
 import { stripTerminalControls } from "../../src/safety/text.ts";
 import { SUBSCRIPTION_ENTRY, desiredSubscriptions, subscriptionEntry } from "./subscriptions.ts";
 import { keyedRecord } from "../../src/safety/keys.ts";
@@ -107,7 +107,7 @@ function defineTools(state: ResourcesState): void {
 
 function updateToolActivity(state: ResourcesState): void {
   const any = state.connections.size > 0;
-  for (const name of ["list_mcp_resources", "list_mcp_resource_templates", "read_mcp_resource"]) state.host?.services.piTools?.setActive(name, any);
+  for (const name of Object.values(RESOURCE_TOOLS)) state.host?.services.piTools?.setActive(name, any);
 }
 
 function queueUpdateNotice(state: ResourcesState, server: string, uri: string): void {
@@ -294,21 +294,21 @@ function fixedTools(state: ResourcesState, host: HostContext): FixedTool[] {
   };
   return [
     {
-      name: "list_mcp_resources",
+      name: RESOURCE_TOOLS.list,
       label: "MCP: list resources",
       description: "List the resources that connected MCP servers offer (server: uri (name, type) — description).",
       parameters: { type: "object", properties: { server: serverArg } },
       execute: (args, options) => list("resources/list", "resources", args, options.signal),
     },
     {
-      name: "list_mcp_resource_templates",
+      name: RESOURCE_TOOLS.templates,
       label: "MCP: list resource templates",
       description: "List the URI templates of resources that connected MCP servers can read.",
       parameters: { type: "object", properties: { server: serverArg } },
       execute: (args, options) => list("resources/templates/list", "resourceTemplates", args, options.signal),
     },
     {
-      name: "read_mcp_resource",
+      name: RESOURCE_TOOLS.read,
       label: "MCP: read resource",
       description: "Read one resource from an MCP server by its URI.",
       parameters: { type: "object", properties: { server: { type: "string", description: "MCP server name" }, uri: { type: "string", description: "Resource URI" } }, required: ["server", "uri"] },

@@ -25,6 +25,7 @@ import { processSessionFolders, type SessionFolder } from "../runtime/session-fo
 import { captureSdkConsole } from "../safety/sdk-output.ts";
 import { createRedactor } from "../safety/text.ts";
 import { completeArgumentsLive } from "./completion.ts";
+import type { EarlierRenderers } from "./earlier-rows.ts";
 import { piServices } from "./services.ts";
 import { piToolSink } from "./tools.ts";
 
@@ -55,7 +56,12 @@ const piTruncate: Truncator = (text) => {
  * built-in MCP extension), and at session start connects the configured
  * servers in the background and offers their tools to the model.
  */
-export function registerPiMcp(pi: ExtensionAPI, kernelOptions: KernelOptions = {}): void {
+export interface PiMcpRegistration {
+  /** How rows of pi-mcp tools that are not registered (drawn before a `/reload`) are drawn, once the plugins' Pi parts loaded. */
+  readonly earlierRows: Promise<EarlierRenderers>;
+}
+
+export function registerPiMcp(pi: ExtensionAPI, kernelOptions: KernelOptions = {}): PiMcpRegistration {
   captureSdkConsole(); // the SDK's console output never reaches Pi's terminal (see src/safety/sdk-output.ts)
   let config: EffectiveConfig | undefined;
   let hostReady: Promise<McpHost> | undefined;
@@ -74,12 +80,16 @@ export function registerPiMcp(pi: ExtensionAPI, kernelOptions: KernelOptions = {
     for (const observer of observers) observer.update();
   };
   const currentRedactor = () => currentHost?.context.redact ?? createRedactor(config?.secrets ?? []);
-  void featureKernel
-    .piParts()
+  const featureParts = featureKernel.piParts();
+  featureParts
     .then((parts) => {
       for (const part of parts) part.register?.(pi, currentRedactor);
     })
     .catch((error: unknown) => process.stderr.write(`pi-mcp: a plugin's Pi part failed to load: ${String(error)}\n`));
+  const earlierRows = featureParts.then((parts): EarlierRenderers => {
+    const rendering = parts.find((part) => part.toolRendering)?.toolRendering?.(featureKernel, currentRedactor);
+    return (piName) => rendering?.earlierTool(piName);
+  });
   const commands = (): CommandSpec[] => [...commandsFor("pi", [...runtimeCommands(), ...featureCommands]), helpCommand(() => commands())];
 
   const environment = (ctx: ExtensionContext): CommandEnvironment => {
@@ -190,4 +200,6 @@ export function registerPiMcp(pi: ExtensionAPI, kernelOptions: KernelOptions = {
     sessionFolder = undefined;
     await sessionFolders.ended(folder, event.reason === "quit");
   });
+
+  return { earlierRows };
 }

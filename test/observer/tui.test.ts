@@ -10,15 +10,13 @@
  * changes), a masked secret (still in the model-visible content), a prompt
  * message, `/mcp status` and the HTML export (`/export`).
  */
-import { execFileSync, spawnSync } from "node:child_process";
-import { chmodSync, readFileSync, writeFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { toolNameCandidate } from "../../src/runtime/tool-names.ts";
-import { FAUX_PROVIDER, makePiHome, NODE, piCli, readFauxLog, REPO_ROOT, killProcessTree, type PiHome } from "../e2e/harness/pi.ts";
-import { eventually } from "../helpers/wait.ts";
+import { FAUX_PROVIDER, makePiHome, NODE, readFauxLog, REPO_ROOT, type PiHome } from "../e2e/harness/pi.ts";
+import { HAS_TMUX, startPiTui, type PiTui } from "../helpers/tui.ts";
 
-const HAS_TMUX = spawnSync("tmux", ["-V"]).status === 0;
 if (!HAS_TMUX) console.warn("SKIPPED the Pi TUI observer test: tmux is not installed (apt-get install -y tmux)");
 
 const EVERYTHING = join(REPO_ROOT, "node_modules/@modelcontextprotocol/server-everything/dist/index.js");
@@ -33,51 +31,7 @@ const CONTROLS = /[\u0000-\u0009\u000b-\u001f\u007f-\u009f]/;
 
 let home: PiHome;
 let faux: string;
-let pid: number | undefined;
-
-/** tmux on a server of our own, whose socket lives (and goes) with the temporary home. */
-const tmux = (...args: string[]): string => execFileSync("tmux", ["-S", join(home.home, "tmux.sock"), ...args], { encoding: "utf8" });
-/** The visible screen. */
-const screen = (): string => tmux("capture-pane", "-p", "-t", "obs");
-/** Everything Pi printed, scrollback included. */
-const history = (): string => tmux("capture-pane", "-p", "-S", "-", "-t", "obs");
-/** The screen (or history) once `check` holds for it: a terminal announces nothing, so it is read again. */
-async function waitFor(what: string, check: (text: string) => boolean, { timeoutMs = 30_000, read = screen } = {}): Promise<string> {
-  let text = "";
-  return eventually(async () => (check((text = read())) ? text : undefined), timeoutMs, () => `waiting for ${what}; screen:\n${text}`);
-}
-
-/** The editor and what shows under it (a completion menu): from Pi's second-last separator to the line after the last. */
-function editorArea(shown: string): string {
-  const lines = shown.split("\n");
-  const separators = lines.flatMap((line, index) => (line.startsWith("───") ? [index] : []));
-  return lines.slice(separators.at(-2) ?? 0, (separators.at(-1) ?? lines.length) + 2).join("\n");
-}
-
-/** Whether the editor (the line above Pi's last separator) holds `text`. */
-function editorHolds(shown: string, text: string): boolean {
-  const lines = shown.split("\n");
-  return lines.some((line, index) => line.trim() === text && lines[index + 1]?.startsWith("───"));
-}
-
-/** The editor's state: its area and the cursor (accepting a completion such as `status ` moves it). */
-const editorState = (): string => `${tmux("display-message", "-p", "-t", "obs", "#{cursor_x},#{cursor_y}").trim()}\n${editorArea(screen())}`;
-
-/**
- * Types a line and submits it. An Enter that arrives while a (late, asynchronous)
- * completion menu is open only accepts the completion (the line stays, the cursor
- * moves past the added space): once Pi has taken the Enter (the editor's state
- * changed) and the line is still there, one more Enter submits it.
- */
-async function submit(text: string): Promise<void> {
-  tmux("send-keys", "-t", "obs", "-l", text);
-  await waitFor(`"${text}" in the editor`, (shown) => editorHolds(shown, text));
-  const typed = editorState();
-  tmux("send-keys", "-t", "obs", "Enter");
-  await waitFor("Pi to take the Enter", () => editorState() !== typed);
-  if (editorHolds(screen(), text)) tmux("send-keys", "-t", "obs", "Enter");
-  await waitFor(`"${text}" to be submitted`, (shown) => !editorHolds(shown, text));
-}
+let pi: PiTui;
 
 const count = (text: string, needle: string) => text.split(needle).length - 1;
 
@@ -111,51 +65,16 @@ beforeAll(async () => {
   const scriptFile = join(home.home, "faux-script.json");
   faux = join(home.home, "faux-log.jsonl");
   writeFileSync(scriptFile, JSON.stringify(script));
-  const env: Record<string, string> = {
-    HOME: home.home,
-    PI_CODING_AGENT_DIR: home.agentDir,
-    PI_OFFLINE: "1",
-    PI_SKIP_VERSION_CHECK: "1",
-    PI_TELEMETRY: "0",
-    LANG: "C.UTF-8",
-    PATH: `${join(REPO_ROOT, "node_modules/.bin")}:/usr/bin:/bin`,
-    OBS_SECRET: SECRET,
-    PI_MCP_FAUX_SCRIPT: scriptFile,
-    PI_MCP_FAUX_LOG: faux,
-  };
-  const launcher = join(home.home, "pi.sh");
-  const quote = (value: string) => `'${value.replace(/'/g, "'\\''")}'`;
-  writeFileSync(
-    launcher,
-    [
-      "#!/bin/sh",
-      ...Object.entries(env).map(([key, value]) => `export ${key}=${quote(value)}`),
-      `cd ${quote(home.cwd)}`,
-      `echo $$ > ${quote(join(home.home, "pi.pid"))}`,
-      `exec ${quote(NODE)} ${quote(piCli("1.6"))} -e ${quote(REPO_ROOT)} -e ${quote(FAUX_PROVIDER)} --provider faux --model faux-1 2>${quote(join(home.home, "stderr.log"))}`,
-    ].join("\n"),
-  );
-  chmodSync(launcher, 0o755);
-  tmux("new-session", "-d", "-x", "80", "-y", "50", "-s", "obs", launcher);
-  tmux("set-option", "-t", "obs", "history-limit", "10000");
-  await waitFor("Pi to start", () => {
-    try {
-      pid = Number(readFileSync(join(home.home, "pi.pid"), "utf8"));
-      return pid > 0;
-    } catch {
-      return false;
-    }
+  pi = await startPiTui({
+    home,
+    args: ["-e", REPO_ROOT, "-e", FAUX_PROVIDER, "--provider", "faux", "--model", "faux-1"],
+    env: { OBS_SECRET: SECRET, PI_MCP_FAUX_SCRIPT: scriptFile, PI_MCP_FAUX_LOG: faux },
   });
 });
 
 afterAll(async () => {
   if (!HAS_TMUX) return;
-  try {
-    tmux("kill-server");
-  } catch {
-    // already gone
-  }
-  if (pid) killProcessTree(pid);
+  await pi?.stop();
   await home?.cleanup();
 });
 
@@ -163,30 +82,30 @@ it.skipIf(!HAS_TMUX)(
   "shows footer health, rows that expand and show progress in place, clean escapes, masked secrets, /mcp status and the HTML export",
   async () => {
     // Footer: connected/enabled with the terminal failure grouped; one Attention Notice for it.
-    await waitFor("the footer ratio", (text) => text.includes("MCP 3/4 · 1 failed"), { timeoutMs: 60_000 });
-    await waitFor("the Attention Notice", (text) => text.includes('MCP server "broken" failed'));
-    const paneTitle = tmux("display-message", "-p", "-t", "obs", "#{pane_title}"); // Pi's own title
+    await pi.waitFor("the footer ratio", (text) => text.includes("MCP 3/4 · 1 failed"), { timeoutMs: 60_000 });
+    await pi.waitFor("the Attention Notice", (text) => text.includes('MCP server "broken" failed'));
+    const paneTitle = pi.tmux("display-message", "-p", "-t", "pi", "#{pane_title}"); // Pi's own title
 
     // A tool row appears (server and original tool name, arguments, state, counts) and expands.
-    await submit("please echo");
-    let text = await waitFor("the echo row", (shown) => shown.includes("done one"));
+    await pi.submit("please echo");
+    let text = await pi.waitFor("the echo row", (shown) => shown.includes("done one"));
     // Startup and a whole turn later (and before any row is expanded, which clears the scrollback): one notice only.
-    expect(count(history(), 'MCP server "broken" failed')).toBe(1);
+    expect(count(pi.history(), 'MCP server "broken" failed')).toBe(1);
     expect(text).toContain('MCP everything › echo  message="hello observer"');
     expect(text).toMatch(/✓ success · 1 text/);
     expect(text).not.toContain("output (model-visible)");
-    tmux("send-keys", "-t", "obs", "C-o");
-    text = await waitFor("the expanded row", (shown) => shown.includes("output (model-visible)"));
+    pi.keys("C-o");
+    text = await pi.waitFor("the expanded row", (shown) => shown.includes("output (model-visible)"));
     expect(text).toContain('"message": "hello observer"');
     expect(text).toContain("Echo: hello observer");
-    tmux("send-keys", "-t", "obs", "C-o");
-    await waitFor("the collapsed row", (shown) => !shown.includes("output (model-visible)"));
+    pi.keys("C-o");
+    await pi.waitFor("the collapsed row", (shown) => !shown.includes("output (model-visible)"));
 
     // Progress replaces the row: one header, one state line, updated in place.
-    await submit("run long");
+    await pi.submit("run long");
     const seen = new Set<string>();
     const header = "MCP everything › trigger-long-running-operation  duration=2, steps=4";
-    await waitFor(
+    await pi.waitFor(
       "the long operation to finish",
       (shown) => {
         expect(count(shown, header)).toBeLessThanOrEqual(1);
@@ -197,45 +116,45 @@ it.skipIf(!HAS_TMUX)(
       { timeoutMs: 30_000 },
     );
     expect(seen.size).toBeGreaterThanOrEqual(2);
-    const afterProgress = history();
+    const afterProgress = pi.history();
     expect(count(afterProgress, header)).toBe(1);
     expect(afterProgress).not.toContain("… running");
     expect(afterProgress).not.toMatch(/^\s*progress \d\/4/m);
 
     // Escape sequences in tool names, results and errors render clean.
-    await submit("hostile tools");
-    await waitFor("the hostile rows", (shown) => shown.includes("done three"));
-    tmux("send-keys", "-t", "obs", "C-o");
-    text = await waitFor("the expanded hostile rows", (shown) => shown.includes("red:RED osc: c1:BOLD nel: bs:abcXYZ clear: end"));
+    await pi.submit("hostile tools");
+    await pi.waitFor("the hostile rows", (shown) => shown.includes("done three"));
+    pi.keys("C-o");
+    text = await pi.waitFor("the expanded hostile rows", (shown) => shown.includes("red:RED osc: c1:BOLD nel: bs:abcXYZ clear: end"));
     expect(text).toContain("MCP names › escred");
     expect(text).toContain("MCP hostile › fail-loud!");
     expect(text).toContain("✗ failure · bad thing! happened");
-    tmux("send-keys", "-t", "obs", "C-o");
+    pi.keys("C-o");
 
     // A secret from settings that a server echoes back is masked on screen.
-    await submit("token please");
-    text = await waitFor("the token row", (shown) => shown.includes("done four"));
-    tmux("send-keys", "-t", "obs", "C-o");
-    text = await waitFor("the expanded token row", (shown) => shown.includes("the token is ‹redacted›"));
-    tmux("send-keys", "-t", "obs", "C-o");
+    await pi.submit("token please");
+    text = await pi.waitFor("the token row", (shown) => shown.includes("done four"));
+    pi.keys("C-o");
+    text = await pi.waitFor("the expanded token row", (shown) => shown.includes("the token is ‹redacted›"));
+    pi.keys("C-o");
 
     // A prompt message renders with its server, prompt name and roles (from its persisted details).
-    await submit("/mcp prompt everything args-prompt --arg city=Paris");
-    text = await waitFor("the prompt message", (shown) => shown.includes("MCP prompt everything › args-prompt"));
+    await pi.submit("/mcp prompt everything args-prompt --arg city=Paris");
+    text = await pi.waitFor("the prompt message", (shown) => shown.includes("MCP prompt everything › args-prompt"));
     expect(text).toContain('MCP prompt everything › args-prompt  city="Paris"');
     expect(text).toContain("1 message · roles user");
 
     // /mcp status: the runtime's report, causes clean and redacted, at 80 columns.
-    await submit("/mcp status");
-    text = await waitFor("the status report", (shown) => shown.includes("broken: failed"));
+    await pi.submit("/mcp status");
+    text = await pi.waitFor("the status report", (shown) => shown.includes("broken: failed"));
     expect(text).toContain("cause: cannot start now! (token ‹redacted›)");
     expect(text).toMatch(/everything: connected, \d+ tools, protocol /);
     expect(text).toMatch(/names: connected, 7 tools/);
 
     // The HTML export keeps the semantic rows, clean and masked.
     const exported = join(home.home, "export.html");
-    await submit(`/export ${exported}`);
-    await waitFor("the export", (shown) => shown.includes("Session exported to"));
+    await pi.submit(`/export ${exported}`);
+    await pi.waitFor("the export", (shown) => shown.includes("Session exported to"));
     const html = readFileSync(exported, "utf8");
     const data = JSON.parse(Buffer.from(/id="session-data"[^>]*>([^<]+)</.exec(html)![1]!.trim(), "base64").toString("utf8"));
     const rows = Object.values(data.renderedTools as Record<string, Record<string, string>>).flatMap((row) => Object.values(row));
@@ -250,10 +169,10 @@ it.skipIf(!HAS_TMUX)(
 
     // Nothing on screen ever carried a control sequence, a title change, or the secret, and nothing was cleared.
     // (Pi clears its scrollback when expanding rows re-renders the transcript, so the history starts late.)
-    const all = history();
+    const all = pi.history();
     expect(all).not.toContain(SECRET);
     expect(all).not.toMatch(/\[31m|\]0;|pwned|owned-title/);
-    expect(tmux("display-message", "-p", "-t", "obs", "#{pane_title}")).toBe(paneTitle);
+    expect(pi.tmux("display-message", "-p", "-t", "pi", "#{pane_title}")).toBe(paneTitle);
     expect(paneTitle).not.toMatch(/pwned|owned/);
 
     // The model-visible content stayed faithful: the model got the secret and the raw escapes.
