@@ -14,7 +14,7 @@
  */
 import { execFileSync } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
-import { chmod, mkdir, mkdtemp, readdir, realpath, symlink, writeFile } from "node:fs/promises";
+import { chmod, mkdir, mkdtemp, realpath, symlink, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { REPO_ROOT, projectPath } from "./tmp.ts";
@@ -114,9 +114,4 @@ export async function installPacked(tarball: string, agentDir: string, settings:
   }
   await writeFile(join(agentDir, "settings.json"), JSON.stringify({ ...settings, packages: [`npm:${manifest.name}`] }, null, 2));
   return { root, dir, bins };
-}
-
-/** The top-level folders of an installed package's node_modules (what is linked beside it). */
-export async function installedModules(root: string): Promise<string[]> {
-  return (await readdir(join(root, "node_modules"))).filter((name) => !name.startsWith("."));
 }
