@@ -72,6 +72,10 @@ export class LoggingPlugin implements KernelPlugin {
       usage: "logs [server]",
       positionals: [{ name: "server", description: "Server name" }],
       options: {},
+      examples: [
+        { line: "logs", description: "The retained logs of every server of this session" },
+        { line: "logs docs", description: "Only docs' log" },
+      ],
       async run(input, env) {
         if (!env.runtime) throw new PiMcpError("failed", "this command needs a running Pi session");
         const host = await env.runtime.host();

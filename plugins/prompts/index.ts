@@ -161,6 +161,10 @@ export const promptCommand: CommandSpec = {
     { name: "prompt", description: "Prompt name", required: true },
   ],
   options: { arg: { type: "string", multiple: true, description: "A prompt argument (repeat for each)", valueHint: "NAME=VALUE" } },
+  examples: [
+    { line: "prompt docs review --arg file=src/index.ts", description: "Add the messages of docs' review prompt for your next message" },
+    { line: "prompt docs summary", description: "A prompt without arguments (Tab completes prompt and argument names)" },
+  ],
   async run(input, env) {
     const [server, name] = input.positionals as [string, string];
     const given = parseArgPairs(input.options.arg);

@@ -220,6 +220,7 @@ function subscriptionCommand(action: "subscribe" | "unsubscribe"): CommandSpec {
       { name: "uri", description: "Resource URI", required: true },
     ],
     options: {},
+    examples: [{ line: `${action} docs file:///notes/todo.md`, description: action === "subscribe" ? "Note each change of that resource for the next turn" : "Stop noting its changes" }],
     async run(input, env) {
       const [server, uri] = input.positionals as [string, string];
       const state = await hostState(env);

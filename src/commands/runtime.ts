@@ -127,6 +127,7 @@ export const statusCommand: CommandSpec = {
   usage: "status",
   positionals: [],
   options: {},
+  examples: [{ line: "status", description: "Every server's state, tool count, protocol, attempts and cause" }],
   async run(_input, env): Promise<CommandResult> {
     const { config, servers, extra = [] } = await requireRuntime(env).status();
     return { exitCode: 0, output: [formatStatus(config, servers), ...wrapColumns(extra)].join("\n") };
@@ -177,6 +178,7 @@ export const reconnectCommand: CommandSpec = {
   usage: "reconnect <server>",
   positionals: [{ name: "server", description: "Server name", required: true }],
   options: {},
+  examples: [{ line: "reconnect docs", description: "Close docs' connection and connect it anew (also after its retries ran out)" }],
   async run(input, env) {
     const name = input.positionals[0]!;
     await requireRuntime(env).reconnect(name);
@@ -192,6 +194,10 @@ export const waitCommand: CommandSpec = {
   usage: "wait [--timeout MS]",
   positionals: [],
   options: { timeout: { type: "string", description: "Longest wait in milliseconds (default 30000)", valueHint: "MS" } },
+  examples: [
+    { line: "wait", description: "Wait up to 30 s; in scripts: pi -p \"/mcp wait\" \"your prompt\"" },
+    { line: "wait --timeout 5000", description: "Wait at most 5 s (exit code 1 if a server is still connecting)" },
+  ],
   async run(input, env) {
     const timeout = input.options.timeout === undefined ? 30_000 : Number(input.options.timeout);
     if (!Number.isInteger(timeout) || timeout < 0) throw new PiMcpError("usage", "wait: --timeout takes a whole number of milliseconds");

@@ -1,0 +1,53 @@
+/**
+ * One help for both surfaces, drawn from the command specs: every command of
+ * `/mcp` and of the CLI has examples that use only what that surface takes,
+ * and its help fits 80 columns with no trailing spaces.
+ */
+import { describe, expect, it } from "vitest";
+import { commandsFor, helpCommand } from "../../src/commands/index.ts";
+import { commandHelp, examplesFor } from "../../src/commands/help.ts";
+import { surfaceOptions } from "../../src/commands/parse.ts";
+import type { Surface } from "../../src/commands/types.ts";
+import { createKernel, runtimeCommands } from "../../src/composition.ts";
+
+const SURFACES: Surface[] = ["cli", "pi"];
+
+function commandsOf(surface: Surface) {
+  const all = commandsFor(surface, [...runtimeCommands(), ...createKernel().commands]);
+  return surface === "pi" ? [...all, helpCommand(() => all)] : all;
+}
+
+describe.each(SURFACES)("on the %s surface", (surface) => {
+  it("every command has one to three examples that name it and use only options the surface takes", () => {
+    for (const command of commandsOf(surface)) {
+      const examples = examplesFor(command, surface);
+      expect(examples.length, command.name).toBeGreaterThanOrEqual(1);
+      expect(examples.length, command.name).toBeLessThanOrEqual(3);
+      const taken = new Set(surfaceOptions(command, surface).flatMap(([name, option]) => [`--${name}`, ...(option.short ? [`-${option.short}`] : [])]));
+      for (const example of examples) {
+        expect(example.line.split(" ")[0], example.line).toBe(command.name);
+        const [head] = example.line.split(" -- ");
+        for (const flag of head!.match(/(?<=\s)-{1,2}[a-z][a-z-]*/g) ?? []) expect(taken, `${command.name}: ${example.line}`).toContain(flag);
+      }
+    }
+  });
+
+  it("every command's help fits 80 columns, has no trailing spaces and no colour unless asked", () => {
+    for (const command of commandsOf(surface)) {
+      const text = commandHelp(command, surface);
+      expect(text).not.toMatch(/\u001b\[/);
+      for (const line of text.split("\n")) {
+        expect(line.length, `${command.name}: ${line}`).toBeLessThanOrEqual(80);
+        expect(line, command.name).not.toMatch(/\s$/);
+      }
+      expect(commandHelp(command, surface, { color: true, width: 80 })).toContain("\u001b[1mUsage:\u001b[22m");
+    }
+  });
+});
+
+it("the CLI surface shows its own options (--json, --approve) and /mcp does not", () => {
+  const [list] = commandsOf("cli").filter((command) => command.name === "list");
+  expect(commandHelp(list!, "cli")).toMatch(/--json\s+Print one JSON document/);
+  expect(commandHelp(list!, "cli")).toMatch(/-a, --approve/);
+  expect(commandHelp(list!, "pi")).not.toMatch(/--json|--approve/);
+});
