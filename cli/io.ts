@@ -1,4 +1,4 @@
-import type { CommandResult } from "../src/commands/types.ts";
+import type { CommandResult } from "../src/kernel/commands.ts";
 import type { Kernel } from "../src/kernel/kernel.ts";
 import { terminalSafeJson } from "../src/safety/text.ts";
 

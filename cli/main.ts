@@ -7,9 +7,10 @@
 import { defineCommand, runCommand, type CommandDef, type Resolvable } from "citty";
 import packageJson from "../package.json" with { type: "json" };
 import { commandHelp, overviewHelp, type HelpStyle } from "../src/commands/help.ts";
-import { LONG_SHORTS, usage } from "../src/commands/parse.ts";
+import { usage } from "../src/kernel/commands.ts";
+import { LONG_SHORTS } from "../src/commands/parse.ts";
 import { failure } from "../src/commands/run.ts";
-import type { CommandResult } from "../src/commands/types.ts";
+import type { CommandResult } from "../src/kernel/commands.ts";
 import { stripTerminalControls } from "../src/safety/text.ts";
 import { ownValue } from "../src/safety/keys.ts";
 import { wantsColor, type CliIo, type CliOutcome } from "./io.ts";

@@ -6,9 +6,10 @@
  */
 import { defineCommand, type ArgDef, type ArgsDef, type CommandDef, type ParsedArgs } from "citty";
 import { cliCommandEnvironment } from "../src/commands/environment.ts";
-import { checkedInput, surfaceOptions, usage } from "../src/commands/parse.ts";
+import { checkedInput, surfaceOptions } from "../src/commands/parse.ts";
+import { usage } from "../src/kernel/commands.ts";
 import { executeCommand } from "../src/commands/run.ts";
-import type { CommandSpec, OptionSpec, ParsedInput } from "../src/commands/types.ts";
+import type { CommandSpec, OptionSpec, ParsedInput } from "../src/kernel/commands.ts";
 import { captureSdkConsole } from "../src/safety/sdk-output.ts";
 import { printOutcome, processIo, type CliIo, type CliOutcome } from "./io.ts";
 

@@ -1,6 +1,6 @@
 import { Kernel, type KernelPlugin } from "./kernel/kernel.ts";
 import { registeredPlugins } from "./kernel/registry.ts";
-import type { CommandSpec } from "./commands/types.ts";
+import type { CommandSpec } from "./kernel/commands.ts";
 import { RUNTIME_COMMANDS } from "./commands/runtime.ts";
 import { stdioTransportPlugin } from "../plugins/transports/stdio.ts";
 import { sseTransportPlugin, streamableHttpTransportPlugin } from "../plugins/transports/http.ts";

@@ -1,6 +1,6 @@
 import type { Kernel, KernelPlugin } from "../../src/kernel/kernel.ts";
 import { OAuthSession } from "../../src/auth/provider.ts";
-import { usesOAuth } from "../../src/config/types.ts";
+import { usesOAuth } from "../../src/kernel/settings.ts";
 import { CredentialStore, definitionBinding } from "../../src/auth/store.ts";
 
 /**

@@ -7,8 +7,7 @@
  * suggestions.
  */
 import type { Client } from "@modelcontextprotocol/client";
-import { isMethodNotFound } from "../../src/runtime/catalog.ts";
-import { ANY_RESULT } from "../../src/runtime/paging.ts";
+import { ANY_RESULT, isMethodNotFound } from "../../src/kernel/protocol.ts";
 import type { Kernel, KernelPlugin } from "../../src/kernel/kernel.ts";
 import type { CompletionRequest } from "../../src/kernel/types.ts";
 

@@ -25,6 +25,7 @@ import { describeError } from "../../src/kernel/errors.ts";
 import { openWebPage, webUrl, type BrowserOpener } from "../../src/safety/browser.ts";
 import { safeText } from "../../src/safety/text.ts";
 import { keyedRecord } from "../../src/safety/keys.ts";
+import { hostState } from "../../src/kernel/host-state.ts";
 
 export type ElicitAction = "accept" | "decline" | "cancel";
 export interface ElicitAnswer {
@@ -42,11 +43,12 @@ const MAX_ATTEMPTS = 3;
 /** URL elicitations remembered per connection for their completion notice. */
 const MAX_PENDING_URLS = 32;
 
+/** One dialog sequence at a time per host: each waits for the one before. */
+const dialogQueueOf = hostState((): { last: Promise<unknown> } => ({ last: Promise.resolve() }));
+
 export class ElicitationPlugin implements KernelPlugin {
   readonly name = "elicitation";
   private readonly openUrl: BrowserOpener | undefined;
-  /** One dialog sequence at a time per host. */
-  private readonly queues = new WeakMap<HostContext, Promise<unknown>>();
 
   constructor(options: ElicitationOptions = {}) {
     this.openUrl = options.openUrl;
@@ -110,9 +112,9 @@ export class ElicitationPlugin implements KernelPlugin {
 
   /** Runs `work` after every earlier dialog sequence of this host; a request cancelled while waiting is not shown. */
   private async inTurn(host: HostContext, signal: AbortSignal, work: () => Promise<ElicitAnswer>): Promise<ElicitAnswer> {
-    const previous = this.queues.get(host) ?? Promise.resolve();
-    const mine = previous.catch(() => undefined).then(() => (signal.aborted ? ({ action: "cancel" } as const) : work()));
-    this.queues.set(host, mine.catch(() => undefined));
+    const queue = dialogQueueOf(host);
+    const mine = queue.last.then(() => (signal.aborted ? ({ action: "cancel" } as const) : work()));
+    queue.last = mine.catch(() => undefined);
     return mine;
   }
 

@@ -1,11 +1,14 @@
 import { join } from "node:path";
-import type { CommandSpec } from "../../src/commands/types.ts";
+import type { CommandSpec } from "../../src/kernel/commands.ts";
 import { PiMcpError } from "../../src/kernel/errors.ts";
 import type { Kernel, KernelPlugin } from "../../src/kernel/kernel.ts";
-import type { ConnectionContext, Redactor } from "../../src/kernel/types.ts";
-import type { RetainedLog } from "../../src/runtime/retained-log.ts";
+import type { ConnectionContext, Redactor, ServerLog } from "../../src/kernel/types.ts";
 import { safeTail, safeText, withoutLeadingFragment } from "../../src/safety/text.ts";
 import { persistLog, type PersistedLog } from "./persist.ts";
+import { hostState } from "../../src/kernel/host-state.ts";
+
+/** The log files each host writes, finished when it shuts down. */
+const writersOf = hostState((): PersistedLog[] => []);
 
 /** What `/mcp logs` shows at most: Pi's display limit. */
 const SHOW_BYTES = 50 * 1024;
@@ -20,7 +23,7 @@ export function retainedLogPath(privateDir: string, server: string): string {
  * alike: without the fragment of a secret its dropped oldest bytes may have
  * left at its start, redacted, and free of terminal controls.
  */
-function safeLog(log: RetainedLog, redact: Redactor): string {
+function safeLog(log: ServerLog, redact: Redactor): string {
   return safeText(log.droppedBytes > 0 ? withoutLeadingFragment(log.text(), redact) : log.text(), redact);
 }
 
@@ -31,14 +34,12 @@ function safeLog(log: RetainedLog, redact: Redactor): string {
  */
 export class LoggingPlugin implements KernelPlugin {
   readonly name = "logging";
-  private readonly persisted = new WeakSet<RetainedLog>();
-  /** The log files each host writes (by its private folder), finished when it shuts down. */
-  private readonly writers = new Map<string, PersistedLog[]>();
+  /** Logs that already have a file (a log is the session's own: a connection taken over gets a fresh one). */
+  private readonly persisted = new WeakSet<ServerLog>();
 
   apply(kernel: Kernel): void {
-    kernel.hooks.hostShutdown.tapPromise(this.name, async (host) => {
-      const writers = this.writers.get(host.privateDir) ?? [];
-      this.writers.delete(host.privateDir);
+    kernel.hooks.hostShutdown.tapPromise(this.name, async ({ context }) => {
+      const writers = writersOf(context).splice(0);
       await Promise.all(writers.map((writer) => writer.finish()));
     });
     kernel.hooks.clientCreated.tap(this.name, (connection) => {
@@ -60,8 +61,7 @@ export class LoggingPlugin implements KernelPlugin {
       render: () => safeLog(retainedLog, host.redact), // with the host's current secrets, when it is written
       report: (line) => retainedLog.append(line),
     });
-    const folderWriters = this.writers.get(connection.host.privateDir) ?? [];
-    this.writers.set(connection.host.privateDir, [...folderWriters, writer]);
+    writersOf(host).push(writer);
   }
 
   readonly commands: readonly CommandSpec[] = [
@@ -84,7 +84,7 @@ export class LoggingPlugin implements KernelPlugin {
         if (wanted !== undefined && names.length === 0) throw new PiMcpError("not_found", `no server "${wanted}" in this session`);
         const redact = host.context.redact;
         const parts = names.map((name) => {
-          const log = host.connection(name)?.log;
+          const log = host.server(name)?.log;
           return { name, text: log ? safeLog(log, redact) : "", lost: (log?.droppedBytes ?? 0) > 0 };
         });
         const combined = parts.map((part) => `== ${part.name} ==\n${part.text || "(nothing logged)"}`).join("\n");

@@ -1,7 +1,7 @@
 import { mkdir } from "node:fs/promises";
 import { dirname } from "node:path";
 import { removeTemporaries, writeAtomically } from "../../src/config/atomic-file.ts";
-import type { RetainedLog } from "../../src/runtime/retained-log.ts";
+import type { ServerLog } from "../../src/kernel/types.ts";
 
 /** Log writes are folded for this long, or until this much is waiting. */
 export const FLUSH_MS = 50;
@@ -29,7 +29,7 @@ export interface PersistedLog {
  * the log stays in memory for `/mcp logs`. The first failure of a run of
  * failures adds one line to the log; none leaves a temporary file.
  */
-export function persistLog(log: RetainedLog, path: string, options: PersistOptions): PersistedLog {
+export function persistLog(log: ServerLog, path: string, options: PersistOptions): PersistedLog {
   const delays = options.retryDelaysMs ?? RETRY_DELAYS_MS;
   let timer: NodeJS.Timeout | undefined;
   let pending = 0;

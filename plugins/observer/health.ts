@@ -3,9 +3,9 @@
  * ratio with its groups, and the conditions that need a person to run a
  * command (MCP Attention Notices). Pure: the Pi side decides where it goes.
  */
-import type { EffectiveConfig } from "../../src/config/types.ts";
+import type { EffectiveConfig } from "../../src/kernel/settings.ts";
 import type { Redactor } from "../../src/kernel/types.ts";
-import type { ConnectionState, ConnectionStatus } from "../../src/runtime/connection.ts";
+import type { ConnectionState, ConnectionStatus } from "../../src/kernel/status.ts";
 import { safeHead, safeText } from "../../src/safety/text.ts";
 
 export interface Health {

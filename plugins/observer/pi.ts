@@ -9,7 +9,7 @@
  */
 import type { ExtensionAPI, Theme } from "@earendil-works/pi-coding-agent";
 import type { Component } from "@earendil-works/pi-tui";
-import type { Kernel } from "../../src/kernel/kernel.ts";
+import type { PluginKernel } from "../../src/kernel/hooks.ts";
 import { MESSAGE_TYPES, namedServerTool, type ObservedHost, type PiPart, type SessionObserver, type SessionUi, type ToolRenderers, type ToolRendering } from "../../src/kernel/pi-part.ts";
 import type { RenderContext, RenderModel, RenderResult, Redactor } from "../../src/kernel/types.ts";
 import { safeText } from "../../src/safety/text.ts";
@@ -34,7 +34,7 @@ interface RenderContextLike extends RenderOptionsLike {
 }
 
 /** Tool rows built on the kernel's `render` hook (this plugin builds them; later taps refine them). */
-export function toolRendering(kernel: Kernel, redact: () => Redactor): ToolRendering {
+export function toolRendering(kernel: PluginKernel, redact: () => Redactor): ToolRendering {
   const model = (context: RenderContext): RenderModel => kernel.hooks.render.call(blankModel(context), context);
   const renderers = (where: (args: Record<string, unknown>, details: Readonly<Record<string, unknown>> | undefined) => { server: string; operation: string }, tool: string): ToolRenderers => ({
     renderCall(args: unknown, theme: Theme, context: RenderContextLike): Component {

@@ -5,10 +5,10 @@
  * plugin offers it and the server supports it). Lookups are bounded by the
  * server's request timeout; any failure yields no suggestions.
  */
-import type { CompletionItem, LiveCompletionRequest } from "../../src/commands/types.ts";
+import type { CompletionItem, LiveCompletionRequest } from "../../src/kernel/commands.ts";
 import type { Redactor } from "../../src/kernel/types.ts";
 import { safeHead, safeText } from "../../src/safety/text.ts";
-import { listPrompts, PROMPT_LIST_MAX_AGE_MS, type PromptArgument } from "./index.ts";
+import { listPrompts, PROMPT_LIST_MAX_AGE_MS, type PromptArgument } from "./catalog.ts";
 
 export async function completePromptLine({ words, head, host }: LiveCompletionRequest): Promise<CompletionItem[] | null> {
   const partial = words[words.length - 1] ?? "";
@@ -27,7 +27,7 @@ export async function completePromptLine({ words, head, host }: LiveCompletionRe
   }
   const [server, promptName] = positionals;
   if (server === undefined || positionals.length > 2) return null;
-  const connection = host.connection(server);
+  const connection = host.server(server);
   if (!connection || connection.state !== "connected") return null;
   const redact = host.context.redact;
   const describe = (text: string | undefined) => description(text, redact);
@@ -62,9 +62,9 @@ export async function completePromptLine({ words, head, host }: LiveCompletionRe
   const name = pair.slice(0, split);
   if (!prompt.arguments.some((arg) => arg.name === name)) return null;
   const value = pair.slice(split + 1).replace(/^["']/, "");
-  const client = connection.requireClient();
+  const client = await connection.connected();
   const request = { client, requestTimeoutMs: connection.requestTimeoutMs, prompt: prompt.name, argument: name, value, context: given, log: (text: string) => connection.log.append(text) };
-  const values = (await host.kernelInstance.hooks.complete.promise(request)) ?? [];
+  const values = await host.complete(request);
   return items(values.map((suggestion) => ({ value: `${head}${inline}${name}=${quoteValue(suggestion)}`, label: shown(suggestion) })));
 }
 

@@ -13,41 +13,24 @@
  * (which would deliver them twice).
  */
 import type { Client } from "@modelcontextprotocol/client";
-import type { CommandEnvironment, CommandSpec } from "../../src/commands/types.ts";
-import { usage } from "../../src/commands/parse.ts";
+import type { CommandEnvironment, CommandSpec } from "../../src/kernel/commands.ts";
+import { usage } from "../../src/kernel/commands.ts";
 import { describeError, PiMcpError } from "../../src/kernel/errors.ts";
 import type { Kernel, KernelPlugin } from "../../src/kernel/kernel.ts";
 import type { HostContext, LiveConnection, MappedBlock, MappedResult, PiContent } from "../../src/kernel/types.ts";
-import type { ServerConnection } from "../../src/runtime/connection.ts";
-import { inBackground } from "../../src/runtime/background.ts";
-import { requestFailure } from "../../src/runtime/errors.ts";
-import type { McpHost } from "../../src/runtime/host.ts";
-import { ANY_RESULT } from "../../src/runtime/paging.ts";
-import { finishOutcome, mapContent } from "../../src/runtime/tool-call.ts";
+import type { LiveServer, PluginHost } from "../../src/kernel/host.ts";
+import { inBackground } from "../../src/kernel/async.ts";
+import { ANY_RESULT } from "../../src/kernel/protocol.ts";
 import { MESSAGE_TYPES } from "../../src/kernel/pi-part.ts";
 import { safeText } from "../../src/safety/text.ts";
 import { completePromptLine } from "./completion.ts";
-import { keyedRecord } from "../../src/safety/keys.ts";
+import { isRecord, keyedRecord } from "../../src/safety/keys.ts";
+import { forgetPrompts, listPrompts, type PromptInfo } from "./catalog.ts";
 
 /** The custom message type of expanded prompts in Pi sessions. */
 export const PROMPT_MESSAGE_TYPE = MESSAGE_TYPES.prompt;
 /** The version of the `details` record; readers ignore versions they do not know. */
 export const PROMPT_RECORD_VERSION = 1;
-/** How long a listed prompt catalog serves completion before it is listed again. */
-export const PROMPT_LIST_MAX_AGE_MS = 30_000;
-
-export interface PromptArgument {
-  readonly name: string;
-  readonly description?: string;
-  readonly required?: boolean;
-}
-
-export interface PromptInfo {
-  readonly name: string;
-  readonly title?: string;
-  readonly description?: string;
-  readonly arguments: readonly PromptArgument[];
-}
 
 /** One prompt message as persisted for presentation: its role, its model-visible text, its images' metadata. */
 export interface PromptMessageRecord {
@@ -68,18 +51,13 @@ export interface PromptRecord {
   readonly spillPath?: string;
 }
 
-/** Prompt catalogs per client: served to completion while fresh, dropped on `notifications/prompts/list_changed`. */
-const catalogs = new WeakMap<Client, { readonly at: number; readonly prompts: Promise<PromptInfo[]> }>();
-
 export class PromptsPlugin implements KernelPlugin {
   readonly name = "prompts";
   readonly commands: readonly CommandSpec[] = [promptCommand];
 
   apply(kernel: Kernel): void {
     kernel.hooks.clientCreated.tap(this.name, (live) => {
-      live.client.setNotificationHandler("notifications/prompts/list_changed", () => {
-        catalogs.delete(live.client);
-      });
+      live.client.setNotificationHandler("notifications/prompts/list_changed", () => forgetPrompts(live.client));
     });
     kernel.hooks.serverConnected.tap(this.name, (live) => followPromptChanges(live));
   }
@@ -108,48 +86,6 @@ function followPromptChanges(live: LiveConnection): void {
   }, stopFollowing);
 }
 
-/**
- * The server's prompts, every page (at most 1,000; a repeated cursor is an
- * error). `maxAgeMs` lets a recent listing answer (completion); the command
- * always lists afresh.
- */
-export async function listPrompts(connection: ServerConnection, { maxAgeMs = 0 }: { maxAgeMs?: number } = {}): Promise<PromptInfo[]> {
-  const client = connection.requireClient();
-  if (!client.getServerCapabilities()?.prompts) return [];
-  const cached = catalogs.get(client);
-  if (cached && Date.now() - cached.at <= maxAgeMs) return cached.prompts;
-  // A server that declares prompts but does not implement prompts/list (-32601) has none.
-  const prompts = connection.listOptional(client, "prompts/list").then((items) => validPrompts(items, connection));
-  catalogs.set(client, { at: Date.now(), prompts });
-  prompts.catch(() => {
-    if (catalogs.get(client)?.prompts === prompts) catalogs.delete(client);
-  });
-  return prompts;
-}
-
-function validPrompts(value: unknown, connection: ServerConnection): PromptInfo[] {
-  if (!Array.isArray(value)) throw new PiMcpError("failed", `${connection.name} prompts/list returned no prompts array`);
-  const prompts: PromptInfo[] = [];
-  for (const item of value) {
-    if (!isRecord(item) || typeof item.name !== "string" || item.name === "") {
-      connection.log.append("[pi-mcp] skipped a prompt without a name\n");
-      continue;
-    }
-    const args = Array.isArray(item.arguments) ? item.arguments.filter((arg): arg is Record<string, unknown> => isRecord(arg) && typeof arg.name === "string" && arg.name !== "") : [];
-    prompts.push({
-      name: item.name,
-      ...(typeof item.title === "string" && { title: item.title }),
-      ...(typeof item.description === "string" && { description: item.description }),
-      arguments: args.map((arg) => ({
-        name: arg.name as string,
-        ...(typeof arg.description === "string" && { description: arg.description }),
-        ...(arg.required === true && { required: true }),
-      })),
-    });
-  }
-  return prompts;
-}
-
 export const promptCommand: CommandSpec = {
   name: "prompt",
   surfaces: ["pi"],
@@ -172,7 +108,7 @@ export const promptCommand: CommandSpec = {
     const session = host.context.services.session;
     if (!session?.addMessage) throw new PiMcpError("failed", "prompt: this surface has no conversation to add the messages to");
     const connection = await connectedServer(host, server);
-    const prompts = await request(connection, "prompts/list", () => listPrompts(connection));
+    const prompts = await connection.request("prompts/list", () => listPrompts(connection));
     const prompt = prompts.find((candidate) => candidate.name === name);
     if (!prompt) {
       const known = prompts.map((candidate) => candidate.name);
@@ -181,11 +117,11 @@ export const promptCommand: CommandSpec = {
     checkArguments(prompt, given, server, host.context);
     // The person runs this in the foreground: a server request it causes (elicitation, say) may ask them.
     const leave = connection.enterCall({ signal: undefined, interactive: host.context.services.ui !== undefined });
-    const raw = await request(connection, "prompts/get", async () =>
-      (await connection.requireClient().request({ method: "prompts/get", params: { name, arguments: given } }, ANY_RESULT, {
-        timeout: connection.requestTimeoutMs,
-      })) as Record<string, unknown>,
-    ).finally(leave);
+    const raw = await connection
+      .request("prompts/get", async (client) =>
+        (await client.request({ method: "prompts/get", params: { name, arguments: given } }, ANY_RESULT, { timeout: connection.requestTimeoutMs })) as Record<string, unknown>,
+      )
+      .finally(leave);
     const message = await expandPrompt(host, server, prompt, given, raw);
     if (message.record.messages.length === 0) throw new PiMcpError("failed", safeText(`${server} prompts/get: prompt "${name}" returned no messages; nothing was added`, host.context.redact));
     session.addMessage({ customType: PROMPT_MESSAGE_TYPE, content: message.content, details: { ...message.record } });
@@ -230,7 +166,7 @@ function checkArguments(prompt: PromptInfo, given: Readonly<Record<string, strin
  * tool results (third-party mappers included) and kept within Pi's limits.
  */
 export async function expandPrompt(
-  host: McpHost,
+  host: PluginHost,
   server: string,
   prompt: PromptInfo,
   args: Readonly<Record<string, string>>,
@@ -247,8 +183,8 @@ export async function expandPrompt(
       owners.push(index);
     }
   });
-  const origin = { kernel: host.kernelInstance, host: host.context, server, operation: prompt.name };
-  const mapped = await mapContent(origin, { ...raw, content: blocks }, {});
+  const origin = { server, operation: prompt.name };
+  const mapped = await host.results.map(origin, { ...raw, content: blocks }, {});
   const roles = messages.map((message) => (typeof message.role === "string" ? message.role : "user"));
   const description = typeof raw.description === "string" ? raw.description : prompt.description;
   const argText = Object.entries(args).map(([key, value]) => `${key}=${JSON.stringify(value)}`).join(", ");
@@ -261,7 +197,7 @@ export async function expandPrompt(
       if (owners[at] === index) labelled.push(block);
     });
   });
-  const outcome = await finishOutcome(origin, { ...mapped, blocks: labelled } satisfies MappedResult);
+  const outcome = await host.results.finish(origin, { ...mapped, blocks: labelled } satisfies MappedResult);
   const record: PromptRecord = {
     version: PROMPT_RECORD_VERSION,
     server,
@@ -292,39 +228,17 @@ function joinTexts(content: readonly PiContent[]): PiContent[] {
   return joined;
 }
 
-function requireHost(env: CommandEnvironment): Promise<McpHost> {
+function requireHost(env: CommandEnvironment): Promise<PluginHost> {
   if (!env.runtime) throw new PiMcpError("failed", "prompt: this command needs a running Pi session");
   return env.runtime.host();
 }
 
 /** The server's connection once it is connected; a server still connecting is waited for (up to its connect timeout). */
-export async function connectedServer(host: McpHost, server: string): Promise<ServerConnection> {
-  const connection = host.connection(server);
+export async function connectedServer(host: PluginHost, server: string): Promise<LiveServer> {
+  const connection = host.server(server);
   if (!connection) throw new PiMcpError("not_found", safeText(`server "${server}" is not configured or not enabled in this session`, host.context.redact));
-  const wait = (connection.entry.definition?.connectTimeoutMs ?? host.config.connectTimeoutMs) + 1_000;
-  const deadline = Date.now() + wait;
-  while (connection.state === "connecting" && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 25));
-  connection.requireClient();
+  await connection.connected();
   return connection;
-}
-
-/**
- * Runs one request (once more after an expired HTTP session was renewed);
- * failures name the server and method, with settings' secrets redacted.
- */
-async function request<T>(connection: ServerConnection, method: string, work: () => Promise<T>): Promise<T> {
-  const label = `${connection.name} ${method}`;
-  try {
-    try {
-      return await work();
-    } catch (error) {
-      if (!(error instanceof PiMcpError) && (await connection.recoverSession(error))) return await work();
-      throw error;
-    }
-  } catch (error) {
-    if (error instanceof PiMcpError) throw error;
-    throw requestFailure(label, error, { timeoutMs: connection.requestTimeoutMs, redact: connection.host.redact, closeCause: connection.closeCause });
-  }
 }
 
 function shortList(names: readonly string[], max = 20): string {
@@ -334,8 +248,4 @@ function shortList(names: readonly string[], max = 20): string {
 function base64Bytes(data: string): number {
   const padding = data.endsWith("==") ? 2 : data.endsWith("=") ? 1 : 0;
   return Math.max(0, Math.floor((data.length * 3) / 4) - padding);
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
 }

@@ -1,14 +1,13 @@
-import type { CommandSpec, CommandEnvironment } from "../../src/commands/types.ts";
+import type { CommandSpec, CommandEnvironment } from "../../src/kernel/commands.ts";
 import { describeError, PiMcpError } from "../../src/kernel/errors.ts";
 import type { Kernel, KernelPlugin } from "../../src/kernel/kernel.ts";
 import type { FixedTool } from "../../src/kernel/services.ts";
-import type { HostContext, LiveConnection } from "../../src/kernel/types.ts";
+import type { LiveConnection } from "../../src/kernel/types.ts";
+import type { PluginHost } from "../../src/kernel/host.ts";
+import { hostState } from "../../src/kernel/host-state.ts";
 import type { McpSubscription } from "@modelcontextprotocol/client";
-import { requestFailure } from "../../src/runtime/errors.ts";
-import type { CatalogItem, ResourceListMethod } from "../../src/runtime/catalog.ts";
-import { untilAborted } from "../../src/runtime/abort.ts";
-import { inBackground } from "../../src/runtime/background.ts";
-import { finishOutcome, mapContent } from "../../src/runtime/tool-call.ts";
+import type { CatalogItem, ResourceListMethod } from "../../src/kernel/protocol.ts";
+import { inBackground, untilAborted } from "../../src/kernel/async.ts";
 import { MESSAGE_TYPES, RESOURCE_TOOLS } from "../../src/kernel/pi-part.ts";
 import { stripTerminalControls } from "../../src/safety/text.ts";
 import { SUBSCRIPTION_ENTRY, desiredSubscriptions, subscriptionEntry } from "./subscriptions.ts";
@@ -20,10 +19,9 @@ const NOTICE_WINDOW_MS = 1_000;
 /** How long a session's end waits for a server to confirm an unsubscribe. */
 const RELEASE_TIMEOUT_MS = 2_000;
 
-/** Per-host state, found from the kernel (commands run outside `apply`). */
+/** What the plugin keeps for each host. */
 interface ResourcesState {
-  kernel: Kernel;
-  host?: HostContext;
+  host?: PluginHost;
   readonly connections: Map<string, LiveConnection>;
   /** server → URIs subscribed on the live connection. */
   readonly active: Map<string, Set<string>>;
@@ -32,13 +30,7 @@ interface ResourcesState {
   readonly streams: Map<string, McpSubscription>;
   readonly noticed: Map<string, number>;
 }
-const states = new WeakMap<Kernel, ResourcesState>();
-
-function stateOf(kernel: Kernel): ResourcesState {
-  let state = states.get(kernel);
-  if (!state) states.set(kernel, (state = { kernel, connections: new Map(), active: new Map(), streams: new Map(), noticed: new Map() }));
-  return state;
-}
+const resourcesOf = hostState<ResourcesState>(() => ({ connections: new Map(), active: new Map(), streams: new Map(), noticed: new Map() }));
 
 /**
  * Resources: three fixed Pi tools (active while a connected server offers
@@ -51,12 +43,13 @@ export class ResourcesPlugin implements KernelPlugin {
   readonly name = "resources";
 
   apply(kernel: Kernel): void {
-    const state = stateOf(kernel);
     kernel.hooks.hostStart.tap(this.name, (host) => {
+      const state = resourcesOf(host.context);
       state.host = host;
-      host.services.session?.onBranchChange(() => inBackground(() => syncSubscriptions(state), logToAll(state, "syncing the resource subscriptions")));
+      host.context.services.session?.onBranchChange(() => inBackground(() => syncSubscriptions(state), logToAll(state, "syncing the resource subscriptions")));
     });
     kernel.hooks.clientCreated.tap(this.name, (connection) => {
+      const state = resourcesOf(connection.host);
       connection.client.setNotificationHandler("notifications/resources/updated", (notification) => {
         const { uri } = notification.params;
         // Only what this session subscribed: a connection handed on by an earlier session may still hear about its URIs.
@@ -64,12 +57,14 @@ export class ResourcesPlugin implements KernelPlugin {
       });
     });
     // The session's subscriptions end with it, also on a connection the next session takes over.
-    kernel.hooks.hostShutdown.tapPromise(this.name, async () => {
+    kernel.hooks.hostShutdown.tapPromise(this.name, async (host) => {
+      const state = resourcesOf(host.context);
       await Promise.all([...state.connections].map(([server, connection]) => releaseSubscriptions(state, server, connection)));
       state.connections.clear();
     });
     kernel.hooks.serverConnected.tapPromise(this.name, async (connection) => {
       if (!connection.client.getServerCapabilities()?.resources) return;
+      const state = resourcesOf(connection.host);
       defineTools(state);
       state.connections.set(connection.server.name, connection);
       inBackground(() => forget(state, connection.server.name), logToAll(state, "closing a subscription stream"));
@@ -78,12 +73,13 @@ export class ResourcesPlugin implements KernelPlugin {
       await syncSubscriptions(state).catch(logToAll(state, "syncing the resource subscriptions"));
     });
     kernel.hooks.serverDisconnected.tap(this.name, (connection) => {
+      const state = resourcesOf(connection.host);
       state.connections.delete(connection.server.name);
       inBackground(() => forget(state, connection.server.name), (error) => connection.log(`[pi-mcp] closing a subscription stream failed: ${describeError(error)}\n`));
       updateToolActivity(state);
     });
-    kernel.hooks.statusLines.tap(this.name, (lines) => {
-      const subscriptions = [...state.active].flatMap(([server, uris]) => [...uris].map((uri) => `${server} ${uri}`)).sort();
+    kernel.hooks.statusLines.tap(this.name, (lines, host) => {
+      const subscriptions = [...resourcesOf(host).active].flatMap(([server, uris]) => [...uris].map((uri) => `${server} ${uri}`)).sort();
       return subscriptions.length === 0 ? lines : [...lines, "Active resource subscriptions:", ...subscriptions.map((line) => `  ${stripTerminalControls(line)}`)];
     });
   }
@@ -102,12 +98,12 @@ function logToAll(state: ResourcesState, what: string): (error: unknown) => void
 function defineTools(state: ResourcesState): void {
   if (state.toolsDefined || !state.host) return;
   state.toolsDefined = true;
-  for (const tool of fixedTools(state, state.host)) state.host.services.piTools?.define(tool);
+  for (const tool of fixedTools(state, state.host)) state.host.context.services.piTools?.define(tool);
 }
 
 function updateToolActivity(state: ResourcesState): void {
   const any = state.connections.size > 0;
-  for (const name of Object.values(RESOURCE_TOOLS)) state.host?.services.piTools?.setActive(name, any);
+  for (const name of Object.values(RESOURCE_TOOLS)) state.host?.context.services.piTools?.setActive(name, any);
 }
 
 function queueUpdateNotice(state: ResourcesState, server: string, uri: string): void {
@@ -115,7 +111,7 @@ function queueUpdateNotice(state: ResourcesState, server: string, uri: string): 
   const now = Date.now();
   if (now - (state.noticed.get(key) ?? 0) < NOTICE_WINDOW_MS) return;
   state.noticed.set(key, now);
-  state.host?.services.session?.queueMessage({
+  state.host?.context.services.session?.queueMessage({
     customType: UPDATE_NOTICE,
     content: `[MCP resource update] Server "${server}" reports that resource ${uri} changed. It has not been read: use read_mcp_resource if you need its new content.`,
     details: { version: 1, server, uri },
@@ -149,7 +145,7 @@ async function releaseSubscriptions(state: ResourcesState, server: string, conne
 
 /** Brings live subscriptions in line with the desired ones on the active branch. */
 async function syncSubscriptions(state: ResourcesState): Promise<void> {
-  const desired = desiredSubscriptions(state.host?.services.session?.entries(SUBSCRIPTION_ENTRY) ?? []);
+  const desired = desiredSubscriptions(state.host?.context.services.session?.entries(SUBSCRIPTION_ENTRY) ?? []);
   for (const [server, connection] of state.connections) {
     if (!connection.client.getServerCapabilities()?.resources?.subscribe) continue;
     const want = desired.get(server) ?? new Set<string>();
@@ -223,8 +219,8 @@ function subscriptionCommand(action: "subscribe" | "unsubscribe"): CommandSpec {
     examples: [{ line: `${action} docs file:///notes/todo.md`, description: action === "subscribe" ? "Note each change of that resource for the next turn" : "Stop noting its changes" }],
     async run(input, env) {
       const [server, uri] = input.positionals as [string, string];
-      const state = await hostState(env);
-      const session = state.host?.services.session;
+      const state = await sessionState(env);
+      const session = state.host?.context.services.session;
       if (!session) throw new PiMcpError("failed", "subscriptions need a Pi session");
       const connection = state.connections.get(server);
       if (action === "subscribe" && connection && !connection.client.getServerCapabilities()?.resources?.subscribe) {
@@ -239,23 +235,13 @@ function subscriptionCommand(action: "subscribe" | "unsubscribe"): CommandSpec {
   };
 }
 
-async function hostState(env: CommandEnvironment): Promise<ResourcesState> {
+async function sessionState(env: CommandEnvironment): Promise<ResourcesState> {
   if (!env.runtime) throw new PiMcpError("failed", "this command needs a running Pi session");
-  return stateOf((await env.runtime.host()).kernelInstance);
-}
-
-/** One request of a resource tool: a failure names it as tool and prompt failures do (cancelled, timed out, lost, or its cause). */
-async function requested<T>(connection: LiveConnection, label: string, signal: AbortSignal | undefined, work: () => Promise<T>): Promise<T> {
-  try {
-    return await work();
-  } catch (error) {
-    if (error instanceof PiMcpError && !signal?.aborted) throw error; // already named (a paging problem)
-    throw requestFailure(label, error, { signal, timeoutMs: connection.requestTimeoutMs, redact: connection.host.redact, closeCause: connection.closeCause() });
-  }
+  return resourcesOf((await env.runtime.host()).context);
 }
 
 /** The three fixed tools; each names its server in every line it returns. */
-function fixedTools(state: ResourcesState, host: HostContext): FixedTool[] {
+function fixedTools(state: ResourcesState, host: PluginHost): FixedTool[] {
   const serverArg = { type: "string", description: "MCP server name (omit for all servers)" };
   const pick = (server: unknown): [string, LiveConnection][] => {
     // A session that handed its connections on (or ended) starts nothing through them.
@@ -278,7 +264,7 @@ function fixedTools(state: ResourcesState, host: HostContext): FixedTool[] {
     for (const [server, connection] of chosen) {
       let items: readonly CatalogItem[];
       try {
-        items = await requested(connection, `${server} ${method}`, signal, () => untilAborted(connection.resourceList(method), signal));
+        items = await connection.request(method, () => untilAborted(connection.resourceList(method), signal), { signal });
       } catch (error) {
         if (chosen.length === 1 || signal?.aborted) throw error;
         failures[server] = describeError(error);
@@ -289,9 +275,9 @@ function fixedTools(state: ResourcesState, host: HostContext): FixedTool[] {
       for (const item of items) lines.push(`${server}: ${String(item.uri ?? item.uriTemplate)}${item.name ? ` (${String(item.name)}${item.mimeType ? `, ${String(item.mimeType)}` : ""})` : ""}${item.description ? ` — ${String(item.description)}` : ""}`);
     }
     // Long listings are cut to Pi's limits like any result; the whole listing goes to a Result Spill.
-    const origin = { kernel: state.kernel, host, server: typeof args.server === "string" ? args.server : "all-servers", operation: method };
+    const origin = { server: typeof args.server === "string" ? args.server : "all-servers", operation: method };
     const details = { [key]: found, ...(Object.keys(failures).length > 0 && { failures }) };
-    return finishOutcome(origin, { blocks: [], trailer: [{ type: "text", text: lines.join("\n") || "No resources." }], details, isError: false });
+    return host.results.finish(origin, { blocks: [], trailer: [{ type: "text", text: lines.join("\n") || "No resources." }], details, isError: false });
   };
   return [
     {
@@ -316,12 +302,14 @@ function fixedTools(state: ResourcesState, host: HostContext): FixedTool[] {
       async execute(args, options) {
         const [[server, connection]] = pick(args.server) as [[string, LiveConnection]];
         const uri = String(args.uri);
-        const result = await requested(connection, `${server} resources/read ${uri}`, options.signal, () =>
-          connection.client.readResource({ uri }, { timeout: connection.requestTimeoutMs, ...(options.signal && { signal: options.signal }) }),
+        const result = await connection.request(
+          `resources/read ${uri}`,
+          (client) => client.readResource({ uri }, { timeout: connection.requestTimeoutMs, ...(options.signal && { signal: options.signal }) }),
+          { signal: options.signal },
         );
-        const origin = { kernel: state.kernel, host: connection.host, server, operation: uri };
+        const origin = { server, operation: uri };
         const content = result.contents.map((resource) => ({ type: "resource", resource }));
-        return finishOutcome(origin, await mapContent(origin, { content }, { server, uri }));
+        return host.results.finish(origin, await host.results.map(origin, { content }, { server, uri }));
       },
     },
   ];

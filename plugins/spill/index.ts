@@ -1,5 +1,5 @@
 import type { Kernel, KernelPlugin } from "../../src/kernel/kernel.ts";
-import { writePrivateFile } from "../../src/runtime/private-files.ts";
+import { writePrivateFile } from "../../src/config/private-files.ts";
 
 /** Keeps complete oversized output in a private Result Spill file under the host's folder. */
 export class SpillPlugin implements KernelPlugin {

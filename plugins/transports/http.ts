@@ -14,7 +14,7 @@ import {
   type StreamableHTTPClientTransportOptions,
   type TransportSendOptions,
 } from "@modelcontextprotocol/client";
-import type { RemoteDefinition } from "../../src/config/types.ts";
+import type { RemoteDefinition } from "../../src/kernel/settings.ts";
 import { MessageTooLargeError } from "../../src/kernel/errors.ts";
 import { MAX_MESSAGE_BYTES } from "../../src/kernel/limits.ts";
 import type { TransportContext } from "../../src/kernel/types.ts";

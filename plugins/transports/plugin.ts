@@ -1,5 +1,5 @@
 import type { Transport } from "@modelcontextprotocol/client";
-import type { RemoteDefinition, ServerDefinition, StdioDefinition } from "../../src/config/types.ts";
+import type { RemoteDefinition, ServerDefinition, StdioDefinition } from "../../src/kernel/settings.ts";
 import type { Kernel, KernelPlugin } from "../../src/kernel/kernel.ts";
 import type { TransportContext, TransportHandle } from "../../src/kernel/types.ts";
 

@@ -34,9 +34,10 @@ import {
   type AuthorizationServerMetadata,
   type Transport,
 } from "@modelcontextprotocol/client";
-import type { RemoteDefinition } from "../config/types.ts";
+import type { RemoteDefinition } from "../kernel/settings.ts";
 import { describeError } from "../kernel/errors.ts";
-import { CLIENT_INFO } from "../runtime/connection.ts";
+import { withDeadline } from "../kernel/async.ts";
+import { CLIENT_INFO } from "../kernel/protocol.ts";
 import type { Redactor } from "../kernel/types.ts";
 import { openWebPage, webUrl } from "../safety/browser.ts";
 import { withSdkOutput } from "../safety/sdk-output.ts";
@@ -195,7 +196,7 @@ async function start(options: AuthorizeOptions, values: FlowValues): Promise<Aut
     }
     const timeoutMs = options.timeoutMs ?? DEFAULT_FLOW_TIMEOUT_MS;
     options.print(`Waiting up to ${Math.round(timeoutMs / 1000)} s for the browser to return to ${settings.redirectUri} ...`);
-    const callback = await withTimeout(
+    const callback = await withDeadline(
       listener.callback,
       timeoutMs,
       () =>
@@ -304,7 +305,7 @@ async function probeChallenge(definition: RemoteDefinition, timeoutMs: number): 
     }
   };
   try {
-    await withTimeout(client.connect(transport, { timeout: timeoutMs }), timeoutMs, () => new ProbeStop("probe timed out"));
+    await withDeadline(client.connect(transport, { timeout: timeoutMs }), timeoutMs, () => new ProbeStop("probe timed out"));
     if (client.getServerCapabilities()?.tools) {
       const any = { "~standard": { version: 1 as const, vendor: "pi-mcp", validate: (value: unknown) => ({ value }) } };
       await client.request({ method: "tools/list", params: {} }, any, { timeout: timeoutMs });
@@ -315,14 +316,6 @@ async function probeChallenge(definition: RemoteDefinition, timeoutMs: number): 
     await client.close().catch(() => undefined);
   }
   return found;
-}
-
-function withTimeout<T>(work: Promise<T>, ms: number, error: () => Error): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const deadline = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(error()), ms);
-  });
-  return Promise.race([work, deadline]).finally(() => clearTimeout(timer));
 }
 
 /** A flow failure as a message without secrets: redacted, stripped, then cut. */

@@ -23,7 +23,8 @@ import { chmod, lstat, mkdir, rm, stat } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import type { OAuthClientInformationMixed, OAuthTokens } from "@modelcontextprotocol/client";
 import { readFileNoFollow, removeTemporaries, withFileLock, writeAtomically } from "../config/atomic-file.ts";
-import { DEFAULTS, type RemoteDefinition } from "../config/types.ts";
+import type { CredentialQueries } from "../kernel/commands.ts";
+import { DEFAULTS, usesOAuth, type RemoteDefinition } from "../kernel/settings.ts";
 import { CredentialStoreError } from "./errors.ts";
 import { keyedRecord, parseJson } from "../safety/keys.ts";
 
@@ -270,4 +271,17 @@ export function bindingFor(url: string, clientId: string | undefined, redirectUr
 export function definitionBinding(definition: RemoteDefinition): Binding {
   const auth = definition.auth?.type === "oauth" ? definition.auth : undefined;
   return bindingFor(definition.url, auth?.clientId, auth?.redirectUri ?? DEFAULTS.oauthRedirectUri);
+}
+
+/**
+ * What commands ask of the stored credentials (`list`, `get`, `remove
+ * --logout`): only credentials a connection would use count, those of an
+ * OAuth-capable definition bound to its current URL and client.
+ */
+export function credentialQueries(agentDir: string): CredentialQueries {
+  const store = new CredentialStore(agentDir);
+  return {
+    has: (server, definition) => (usesOAuth(definition) ? store.has(server, definitionBinding(definition)) : Promise.resolve(false)),
+    remove: (server) => store.remove(server),
+  };
 }

@@ -1,9 +1,9 @@
 import { AuthFlowError } from "../auth/errors.ts";
 import { CredentialStore } from "../auth/store.ts";
-import { usesOAuth, type EffectiveConfig, type RemoteDefinition, type ServerEntry } from "../config/types.ts";
+import { usesOAuth, type EffectiveConfig, type RemoteDefinition, type ServerEntry } from "../kernel/settings.ts";
 import { PiMcpError, describeError } from "../kernel/errors.ts";
 import { createRedactor, safeText } from "../safety/text.ts";
-import type { CommandEnvironment, CommandResult, CommandSpec } from "./types.ts";
+import type { CommandEnvironment, CommandResult, CommandSpec } from "../kernel/commands.ts";
 
 /** The credential store of a surface's agent folder (`<agentDir>/mcp-auth.json`). */
 export function credentialStore(agentDir: string): CredentialStore {
@@ -70,7 +70,7 @@ export const authCommand: CommandSpec = {
     const print = (text: string) => (env.progress ? env.progress(safeText(text, redact)) : lines.push(safeText(text, redact)));
     const open = !input.options["no-open"];
     // In Pi, what the SDK prints during the flow joins the server's retained log (the CLI keeps no log: it is dropped).
-    const live = env.runtime ? (await env.runtime.host()).connection(name) : undefined;
+    const live = env.runtime ? (await env.runtime.host()).server(name) : undefined;
     let outcome;
     try {
       const { authorize } = await import("../auth/flow.ts");

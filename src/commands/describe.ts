@@ -3,7 +3,7 @@
  * in the settings (`${NAME}` unexpanded) and the merged configuration.
  */
 import { effectiveRoots, rootsConfigured } from "../config/roots.ts";
-import type { EffectiveConfig, Exposure, ServerEntry } from "../config/types.ts";
+import type { EffectiveConfig, Exposure, ServerEntry } from "../kernel/settings.ts";
 
 /** A shell word as a person would type it: bare when it is plain, else single-quoted. */
 function shellWord(word: string): string {

@@ -1,10 +1,10 @@
 import { loadConfig } from "../config/load.ts";
 import { agentDir } from "../config/paths.ts";
 import { savedProjectTrust } from "../config/trust.ts";
-import type { EffectiveConfig } from "../config/types.ts";
+import type { EffectiveConfig } from "../kernel/settings.ts";
 import type { Kernel } from "../kernel/kernel.ts";
-import { CredentialStore } from "../auth/store.ts";
-import type { CommandEnvironment } from "./types.ts";
+import { credentialQueries } from "../auth/store.ts";
+import type { CommandEnvironment } from "../kernel/commands.ts";
 
 export interface CliEnvironmentOptions {
   /** `--approve`/`-a` (true) or `--no-approve`/`-na` (false): the project's trust for this run. */
@@ -33,7 +33,7 @@ export function cliCommandEnvironment(
     env,
     projectTrusted: savedTrust === true,
     savedTrust,
-    credentials: new CredentialStore(agent),
+    credentials: credentialQueries(agent),
     progress: options.progress ?? ((text) => void process.stdout.write(`${text}\n`)),
     createKernel,
     withTrust: (trusted) => cliCommandEnvironment(cwd, env, createKernel, { ...options, trustOverride: trusted }),

@@ -1,13 +1,13 @@
-import { definitionBinding } from "../auth/store.ts";
-import { isRecord } from "../config/schema.ts";
-import { listedAuth, usesOAuth, type EffectiveConfig, type Exposure, type ListedAuth, type ServerEntry } from "../config/types.ts";
+import { isRecord } from "../safety/keys.ts";
+import { listedAuth, type EffectiveConfig, type Exposure, type ListedAuth, type ServerEntry } from "../kernel/settings.ts";
 import { PiMcpError } from "../kernel/errors.ts";
 import { REDACTED, createRedactor, safeText, terminalSafeJson } from "../safety/text.ts";
 import { exposureOf, rootsOf, rootsText, targetOf } from "./describe.ts";
 import { maskLiterals } from "./literals.ts";
+import { storedAuth } from "./list.ts";
 import { statusSummary } from "./runtime.ts";
 import { wrapLine } from "./text.ts";
-import type { CommandEnvironment, CommandResult, CommandSpec } from "./types.ts";
+import type { CommandEnvironment, CommandResult, CommandSpec } from "../kernel/commands.ts";
 import { JSON_OPTION } from "./parse.ts";
 
 /** The `get --json` document: one definition as written (literal credentials redacted) and what it comes to. */
@@ -91,7 +91,7 @@ export async function serverDetails(config: EffectiveConfig, entry: ServerEntry,
     environment: strings(written.environment),
     auth: listedAuth(entry),
     authSettings: isRecord(written.auth) ? written.auth : null,
-    storedAuth: usesOAuth(entry.definition) ? await env.credentials.has(entry.name, definitionBinding(entry.definition)) : false,
+    storedAuth: await storedAuth(entry, env),
     exposure: exposureOf(config, entry),
     toolExposure: strings(written.toolExposure),
     tools: tools ? { ...(Array.isArray(tools.include) && { include: tools.include.map(String) }), ...(Array.isArray(tools.exclude) && { exclude: tools.exclude.map(String) }) } : null,

@@ -4,9 +4,10 @@
  * fits 80 columns with no trailing spaces; bold headings only when the
  * surface asks for colour (the CLI on a terminal without NO_COLOR).
  */
-import { LONG_SHORTS, surfaceOptions, surfaceUsage } from "./parse.ts";
+import { LONG_SHORTS, surfaceOptions } from "./parse.ts";
+import { surfaceUsage } from "../kernel/commands.ts";
 import { alignColumns, wrapLine } from "./text.ts";
-import type { CommandExample, CommandSpec, OptionSpec, Surface } from "./types.ts";
+import type { CommandExample, CommandSpec, OptionSpec, Surface } from "../kernel/commands.ts";
 
 export interface HelpStyle {
   /** Bold headings (ANSI SGR). */

@@ -4,8 +4,9 @@ import { HOSTS } from "../import/sources.ts";
 import type { ImportDocument } from "../import/types.ts";
 import { stripTerminalControls, terminalSafeJson } from "../safety/text.ts";
 import { maskLiterals } from "./literals.ts";
-import { JSON_OPTION, usage } from "./parse.ts";
-import type { CommandEnvironment, CommandSpec } from "./types.ts";
+import { JSON_OPTION } from "./parse.ts";
+import { usage } from "../kernel/commands.ts";
+import type { CommandEnvironment, CommandSpec } from "../kernel/commands.ts";
 
 const USAGE = "import [--from pi|claude|cursor|vscode|FILE] [-l] [--dry-run] [--json] [--replace]";
 

@@ -6,10 +6,11 @@ import { commandHelp } from "./help.ts";
 import { importCommand } from "./import.ts";
 import { listCommand } from "./list.ts";
 import { addCommand, disableCommand, enableCommand, removeCommand } from "./manage.ts";
-import { parseCommandArgs, surfaceUsage } from "./parse.ts";
+import { parseCommandArgs } from "./parse.ts";
+import { surfaceUsage } from "../kernel/commands.ts";
 import { executeCommand } from "./run.ts";
 import { setupCommand } from "./setup.ts";
-import type { CommandEnvironment, CommandResult, CommandSpec, Surface } from "./types.ts";
+import type { CommandEnvironment, CommandResult, CommandSpec, Surface } from "../kernel/commands.ts";
 
 /** Every command, in the order help lists them. Runtime commands join through `extraCommands`. */
 export const CORE_COMMANDS: readonly CommandSpec[] = [setupCommand, listCommand, getCommand, addCommand, removeCommand, enableCommand, disableCommand, authCommand, logoutCommand, importCommand];

@@ -1,9 +1,8 @@
-import { definitionBinding } from "../auth/store.ts";
-import { listedAuth, usesOAuth, type EffectiveConfig, type Exposure, type ListedAuth, type ServerEntry } from "../config/types.ts";
+import { listedAuth, type EffectiveConfig, type Exposure, type ListedAuth, type ServerEntry } from "../kernel/settings.ts";
 import { createRedactor, safeText } from "../safety/text.ts";
 import { exposureOf, rootsOf, rootsText, targetOf } from "./describe.ts";
 import { alignColumns } from "./text.ts";
-import type { CommandEnvironment, CommandResult, CommandSpec } from "./types.ts";
+import type { CommandEnvironment, CommandResult, CommandSpec } from "../kernel/commands.ts";
 import { JSON_OPTION } from "./parse.ts";
 
 export interface ListedServer {
@@ -57,9 +56,9 @@ export async function listDocument(config: EffectiveConfig, env: CommandEnvironm
   };
 }
 
-/** Only credentials a connection would use count: an OAuth-capable definition, bound to its current URL and client. */
-function storedAuth(server: ServerEntry, env: CommandEnvironment): Promise<boolean> {
-  return usesOAuth(server.definition) ? env.credentials.has(server.name, definitionBinding(server.definition)) : Promise.resolve(false);
+/** Only credentials a connection would use count (see CredentialQueries). */
+export function storedAuth(server: ServerEntry, env: CommandEnvironment): Promise<boolean> {
+  return server.definition ? env.credentials.has(server.name, server.definition) : Promise.resolve(false);
 }
 
 function listed(config: EffectiveConfig, server: ServerEntry, storedAuth: boolean): ListedServer {

@@ -1,5 +1,5 @@
+import { isRecord } from "../safety/keys.ts";
 import { hasReference } from "../config/expand.ts";
-import { isRecord } from "../config/schema.ts";
 
 /**
  * A definition as written, with every literal value (no `${NAME}` in it) of

@@ -1,9 +1,8 @@
 import { PiMcpError, describeError } from "../kernel/errors.ts";
-import { isRecord } from "../config/schema.ts";
-import { assertWritable, changeServers, isMask, mutationTarget, notDefined, type Target } from "./mutate.ts";
-import { usage } from "./parse.ts";
-import type { CommandEnvironment, CommandResult, CommandSpec, OptionSpec, ParsedInput } from "./types.ts";
-import { keyedCopy, keyedRecord } from "../safety/keys.ts";
+import { assertWritable, changeServers, isMask, mutationTarget, notDefined, type Target } from "../config/mutate.ts";
+import { usage } from "../kernel/commands.ts";
+import type { CommandEnvironment, CommandResult, CommandSpec, OptionSpec, ParsedInput } from "../kernel/commands.ts";
+import { keyedCopy, keyedRecord, isRecord } from "../safety/keys.ts";
 
 const LOCAL: OptionSpec = { type: "boolean", short: "l", description: "Write the project's settings (needs saved trust)" };
 

@@ -1,6 +1,6 @@
 import { parseArgs, type ParseArgsConfig } from "node:util";
 import { PiMcpError } from "../kernel/errors.ts";
-import type { CommandSpec, OptionSpec, ParsedInput, Surface } from "./types.ts";
+import { usage, type CommandSpec, type OptionSpec, type ParsedInput, type Surface } from "../kernel/commands.ts";
 import { ownValue } from "../safety/keys.ts";
 
 /** Options every CLI command accepts: they override saved project trust for one run. */
@@ -68,16 +68,3 @@ export function choiceList(choices: readonly string[]): string {
   return choices.length < 2 ? (choices[0] ?? "") : `${choices.slice(0, -1).join(", ")} or ${choices.at(-1)}`;
 }
 
-export function usage(spec: CommandSpec, problem: string, surface?: Surface): PiMcpError {
-  return new PiMcpError("usage", `${spec.name}: ${problem}\nusage: ${surfaceUsage(spec, surface)}`);
-}
-
-/** A command's usage line without the `[--flag]`s another surface owns (`list --json` is standalone-only). */
-export function surfaceUsage(spec: CommandSpec, surface: Surface | undefined): string {
-  if (surface === undefined) return spec.usage;
-  let text = spec.usage;
-  for (const [name, option] of Object.entries(spec.options)) {
-    if (option.only && option.only !== surface) text = text.replaceAll(` [--${name}]`, "");
-  }
-  return text;
-}

@@ -1,6 +1,6 @@
 import { PiMcpError, describeError } from "../kernel/errors.ts";
 import { stripTerminalControls } from "../safety/text.ts";
-import type { CommandEnvironment, CommandResult, CommandSpec, ParsedInput } from "./types.ts";
+import type { CommandEnvironment, CommandResult, CommandSpec, ParsedInput } from "../kernel/commands.ts";
 
 /**
  * Runs one command with the input a surface's parser read (`parse` runs here,

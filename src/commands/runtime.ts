@@ -4,12 +4,12 @@ import { join } from "node:path";
 import { describeError, PiMcpError } from "../kernel/errors.ts";
 import type { HostContext } from "../kernel/types.ts";
 import type { HostServices } from "../kernel/services.ts";
-import type { ConnectionStatus } from "../runtime/connection.ts";
+import type { ConnectionStatus } from "../kernel/status.ts";
 import { createRedactor, safeText } from "../safety/text.ts";
-import type { EffectiveConfig } from "../config/types.ts";
+import type { EffectiveConfig } from "../kernel/settings.ts";
 import { describeRoots } from "../config/roots.ts";
 import { wrapColumns } from "./text.ts";
-import type { CommandEnvironment, CommandResult, CommandSpec, RuntimeControl } from "./types.ts";
+import type { CommandEnvironment, CommandResult, CommandSpec, RuntimeControl } from "../kernel/commands.ts";
 import { JSON_OPTION } from "./parse.ts";
 
 export { wrapColumns } from "./text.ts";

@@ -6,7 +6,7 @@ import { runImport } from "../import/run.ts";
 import type { ImportDocument } from "../import/types.ts";
 import { formatImport } from "./import.ts";
 import { formatTested, testServer, type TestedServer } from "./runtime.ts";
-import type { CommandEnvironment, CommandResult, CommandSpec } from "./types.ts";
+import type { CommandEnvironment, CommandResult, CommandSpec } from "../kernel/commands.ts";
 import { JSON_OPTION } from "./parse.ts";
 
 /** Pi's `extensions` entry that keeps its built-in MCP extension from loading. */

@@ -1,5 +1,5 @@
 import { formatPath } from "./schema.ts";
-import type { ConfigIssue } from "./types.ts";
+import type { ConfigIssue } from "../kernel/settings.ts";
 import { keyedRecord, ownValue } from "../safety/keys.ts";
 
 const REFERENCE = /\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g;

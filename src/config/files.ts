@@ -1,9 +1,9 @@
 import { readFile } from "node:fs/promises";
 import { PiMcpError, describeError } from "../kernel/errors.ts";
 import { withFileLock } from "./atomic-file.ts";
-import { describeJsonType, isRecord } from "./schema.ts";
-import type { ConfigIssue } from "./types.ts";
-import { parseJson } from "../safety/keys.ts";
+import { describeJsonType } from "./schema.ts";
+import type { ConfigIssue } from "../kernel/settings.ts";
+import { parseJson, isRecord } from "../safety/keys.ts";
 
 export interface JsonFile {
   readonly exists: boolean;

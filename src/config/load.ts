@@ -1,7 +1,7 @@
 import { fileIssue, readJsonFile } from "./files.ts";
 import { globalSettingsPath, projectSettingsPath } from "./paths.ts";
 import { resolveConfig, type ScopeSettings } from "./resolve.ts";
-import type { EffectiveConfig, Scope } from "./types.ts";
+import type { EffectiveConfig, Scope } from "../kernel/settings.ts";
 
 export interface LoadOptions {
   readonly agentDir: string;

@@ -1,5 +1,5 @@
 import { expandStrings, hasReference, type Expansion } from "./expand.ts";
-import { checkShape, formatPath, isRecord, type RawServer } from "./schema.ts";
+import { checkShape, formatPath, type RawServer } from "./schema.ts";
 import {
   DEFAULTS,
   type AuthKind,
@@ -13,8 +13,8 @@ import {
   type ServerDefinition,
   type ServerEntry,
   type TransportKind,
-} from "./types.ts";
-import { ownValue } from "../safety/keys.ts";
+} from "../kernel/settings.ts";
+import { ownValue, isRecord } from "../safety/keys.ts";
 
 /** One scope's `mcp` object as read from disk. */
 export interface ScopeSettings {

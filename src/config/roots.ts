@@ -1,6 +1,6 @@
 import { homedir } from "node:os";
 import { isAbsolute, join, resolve } from "node:path";
-import type { EffectiveConfig, ServerDefinition } from "./types.ts";
+import type { EffectiveConfig, ServerDefinition } from "../kernel/settings.ts";
 
 /**
  * The folders a server is given as its roots, or `false` when it gets no

@@ -1,6 +1,7 @@
 import { type } from "arktype";
 import { terminalSafeJson } from "../safety/text.ts";
-import type { ConfigIssue } from "./types.ts";
+import { isRecord } from "../safety/keys.ts";
+import type { ConfigIssue } from "../kernel/settings.ts";
 
 /*
  * The shape of the `mcp` object as written in settings.json, before `${NAME}`
@@ -105,10 +106,6 @@ export function checkShape(raw: unknown, file: string): ConfigIssue[] {
 /** Inside a server definition arktype words a wrong `roots` as "an object or boolean", which misleads. */
 function rootsProblem(actual: string): string {
   return `must be false or a list of folders (was ${actual})`;
-}
-
-export function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
 /** What kind of JSON value something is, for messages: "an array", "a string", "null"... (never the value). */

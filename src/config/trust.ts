@@ -1,8 +1,7 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { ancestors, canonicalPath } from "./paths.ts";
-import { isRecord } from "./schema.ts";
-import { parseJson } from "../safety/keys.ts";
+import { parseJson, isRecord } from "../safety/keys.ts";
 
 /**
  * The project trust decision Pi saved in `<agentDir>/trust.json`: the nearest

@@ -1,7 +1,6 @@
 import { readFile } from "node:fs/promises";
-import { isRecord } from "../config/schema.ts";
 import type { JsonFile } from "../config/files.ts";
-import { parseJson } from "../safety/keys.ts";
+import { parseJson, isRecord } from "../safety/keys.ts";
 
 /**
  * Reads a host's configuration file. `lenient` accepts JSON with comments and

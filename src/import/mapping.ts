@@ -1,8 +1,8 @@
 import { checkRules } from "../config/resolve.ts";
-import { SERVER_NAME, checkShape, describeJsonType, formatPath, isRecord, type RawServer } from "../config/schema.ts";
+import { SERVER_NAME, checkShape, describeJsonType, formatPath, type RawServer } from "../config/schema.ts";
 import type { Mapped } from "./types.ts";
 import { convertTemplate, references, type Converted, type VariableDialect } from "./values.ts";
-import { keyedRecord } from "../safety/keys.ts";
+import { keyedRecord, isRecord } from "../safety/keys.ts";
 
 export type Convert = (text: string) => Converted;
 

@@ -2,11 +2,10 @@ import { createHash } from "node:crypto";
 import { mkdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { writeAtomically } from "../config/atomic-file.ts";
-import { isRecord } from "../config/schema.ts";
-import type { EffectiveConfig } from "../config/types.ts";
+import type { EffectiveConfig } from "../kernel/settings.ts";
 import { stripTerminalControls } from "../safety/text.ts";
 import { piFiles } from "./sources.ts";
-import { parseJson } from "../safety/keys.ts";
+import { parseJson, isRecord } from "../safety/keys.ts";
 
 /** The part of Pi's extension context the notice uses. */
 export interface NoticeContext {

@@ -1,9 +1,8 @@
 import { isLoopbackHttpUrl } from "../config/resolve.ts";
-import { isRecord } from "../config/schema.ts";
 import { DefinitionBuilder, fieldPath, keepOAuth, mapOAuthObject, oauthScopes, oauthString, oauthUnsupported, type OAuthField } from "./mapping.ts";
 import type { Mapped } from "./types.ts";
 import { convertPiLiteral, convertPiPath, convertPiValue } from "./values.ts";
-import { ownValue } from "../safety/keys.ts";
+import { ownValue, isRecord } from "../safety/keys.ts";
 
 /*
  * Pi's built-in MCP configuration: `mcpServers` in `<agentDir>/mcp.json` and

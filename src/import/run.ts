@@ -1,9 +1,8 @@
-import { changeServers, type Target } from "../commands/mutate.ts";
-import type { CommandEnvironment } from "../commands/types.ts";
+import { changeServers, type Target } from "../config/mutate.ts";
+import type { CommandEnvironment } from "../kernel/commands.ts";
 import { readJsonFile } from "../config/files.ts";
 import { globalSettingsPath, projectSettingsPath } from "../config/paths.ts";
-import { isRecord } from "../config/schema.ts";
-import type { Scope } from "../config/types.ts";
+import type { Scope } from "../kernel/settings.ts";
 import { PiMcpError } from "../kernel/errors.ts";
 import { mapClaude } from "./claude.ts";
 import { mapCursor } from "./cursor.ts";
@@ -14,7 +13,7 @@ import { PI_OVERRIDE_KEYS, isPiOverride, mapPi } from "./pi.ts";
 import { HOST_NAMES, sourcesFor } from "./sources.ts";
 import type { ConflictingServer, ImportDocument, ImportedServer, Mapped, SkippedServer, SourceFile, SourceFormat, SourceStatus } from "./types.ts";
 import { mapVscode } from "./vscode.ts";
-import { ownValue } from "../safety/keys.ts";
+import { ownValue, isRecord } from "../safety/keys.ts";
 
 export interface ImportRequest {
   /** `pi`, `claude`, `cursor`, `vscode`, or a file path. */

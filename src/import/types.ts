@@ -1,4 +1,4 @@
-import type { Scope } from "../config/types.ts";
+import type { Scope } from "../kernel/settings.ts";
 
 /** The hosts `import --from` knows by name; any other value is a file path. */
 export type SourceFormat = "pi" | "claude" | "cursor" | "vscode" | "generic";

@@ -25,6 +25,7 @@ import type {
   AuthHandle,
   SystemPromptContext,
 } from "./types.ts";
+import type { PluginHost } from "./host.ts";
 
 /**
  * Every kernel hook, in one place. Only the kernel and the host call hooks;
@@ -37,10 +38,10 @@ import type {
  */
 export function createHooks() {
   return Object.freeze({
-    /** A host started for a Pi session (or a CLI run); plugins set up per-host state. */
-    hostStart: new AsyncSeriesHook<[HostContext]>(["host"]),
-    /** The host is shutting down; taps release what they own. Runs in parallel, bounded by the host. */
-    hostShutdown: new AsyncParallelHook<[HostContext]>(["host"]),
+    /** A host starts (a Pi session, `pi-mcp test`), before its first server connects: plugins set up what they keep for it. The host fires it. */
+    hostStart: new AsyncSeriesHook<[PluginHost]>(["host"]),
+    /** The host is shutting down; taps release what they own. Runs in parallel, after the host closed its connections. */
+    hostShutdown: new AsyncParallelHook<[PluginHost]>(["host"]),
 
     /** Which client capabilities to declare to a server; features add theirs. */
     clientCapabilities: new SyncWaterfallHook<[ClientCapabilitiesDraft, ConnectionContext]>(["capabilities", "connection"]),
@@ -78,4 +79,10 @@ export function createHooks() {
 }
 
 export type KernelHooks = ReturnType<typeof createHooks>;
+
+/** What hosts use of a kernel: its hooks, and which plugins it applied (the Kernel class is the one implementation). */
+export interface PluginKernel {
+  readonly hooks: KernelHooks;
+  has(pluginName: string): boolean;
+}
 export type HookName = keyof KernelHooks;

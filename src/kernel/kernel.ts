@@ -1,6 +1,6 @@
 import { createHooks, type KernelHooks } from "./hooks.ts";
 import { PluginHookError } from "./errors.ts";
-import type { CommandSpec } from "../commands/types.ts";
+import type { CommandSpec } from "./commands.ts";
 import type { PiPart } from "./pi-part.ts";
 
 /** An internal or third-party plugin: `apply` only taps hooks. */

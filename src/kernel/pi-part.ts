@@ -5,9 +5,9 @@
  * types come from Pi here.
  */
 import type { ExtensionAPI, ExtensionContext, ToolDefinition } from "@earendil-works/pi-coding-agent";
-import type { EffectiveConfig } from "../config/types.ts";
-import type { ConnectionStatus } from "../runtime/connection.ts";
-import type { Kernel } from "./kernel.ts";
+import type { EffectiveConfig } from "./settings.ts";
+import type { ConnectionStatus } from "./status.ts";
+import type { PluginKernel } from "./hooks.ts";
 import type { HostContext, Redactor } from "./types.ts";
 
 /** Custom message types pi-mcp adds to a session (plugins write them, Pi parts draw them). */
@@ -74,7 +74,7 @@ export interface PiPart {
   /** Once, when pi-mcp registers with Pi (message renderers and the like). `redact` gives the current redactor. */
   register?(pi: ExtensionAPI, redact: () => Redactor): void;
   /** Renderers for the tool rows of one host (the first part that offers them draws them). */
-  toolRendering?(kernel: Kernel, redact: () => Redactor): ToolRendering;
+  toolRendering?(kernel: PluginKernel, redact: () => Redactor): ToolRendering;
   /** Follows one session's host. */
   observeSession?(ctx: SessionUi, host: ObservedHost): SessionObserver;
 }

@@ -3,7 +3,9 @@
  * and dialogs. Each is absent where the surface has none (the CLI's `test`),
  * and a feature that needs one declines politely without it.
  */
-import type { PiContent } from "./types.ts";
+
+/** Pi-native content: text or an image. */
+export type PiContent = { type: "text"; text: string } | { type: "image"; data: string; mimeType: string };
 
 /** What a tool call gives Pi (server tools and fixed tools alike). */
 export interface ToolOutcome {

@@ -1,8 +1,9 @@
 import type { AuthProvider, Client, ClientCapabilities, Transport } from "@modelcontextprotocol/client";
-import type { EffectiveConfig, Exposure, ServerEntry } from "../config/types.ts";
-import type { CallScope, HostServices } from "./services.ts";
-import type { RetainedLog } from "../runtime/retained-log.ts";
-import type { CatalogItem, ResourceListMethod } from "../runtime/catalog.ts";
+import type { EffectiveConfig, Exposure, ServerEntry } from "./settings.ts";
+import type { CallScope, HostServices, PiContent } from "./services.ts";
+
+export type { PiContent };
+import type { CatalogItem, ResourceListMethod } from "./protocol.ts";
 
 /** Replaces every exact secret value resolved from settings with a placeholder. */
 export interface Redactor {
@@ -41,7 +42,20 @@ export interface ConnectionContext {
   /** Appends to the server's retained log (stderr and MCP logging). */
   readonly log: (text: string) => void;
   /** The retained log itself (newest 256 KiB), for plugins that show or persist it. */
-  readonly retainedLog: RetainedLog;
+  readonly retainedLog: ServerLog;
+}
+
+/** A server's retained log (stderr and MCP logging, the newest 256 KiB): what plugins read and add. */
+export interface ServerLog {
+  append(data: string | Buffer): void;
+  /** The retained text. */
+  text(): string;
+  /** Called after every append; returns the function that stops it. */
+  onAppend(listener: () => void): () => void;
+  /** How many bytes it holds now. */
+  readonly bytes: number;
+  /** How many older bytes were dropped to stay within the limit. */
+  readonly droppedBytes: number;
 }
 
 export type ClientCapabilitiesDraft = ClientCapabilities;
@@ -61,8 +75,27 @@ export interface CompletionRequest {
   readonly log?: (text: string) => void;
 }
 
+export interface RequestOptions {
+  /** Ends the request early (the caller gave up); the failure then says it was cancelled. */
+  readonly signal?: AbortSignal | undefined;
+}
+
+/** Requests to one server. */
+export interface ServerRequests {
+  /** The server's request timeout (its own setting, else the global one). */
+  readonly requestTimeoutMs: number;
+  /**
+   * Runs one request on the connected client. An expired HTTP session is
+   * renewed (a fresh transport and initialize) and the request sent once
+   * more; a failure names the server and the method (`docs prompts/get
+   * failed: …`), says why (timed out, cancelled, connection lost) and is
+   * redacted.
+   */
+  request<T>(method: string, work: (client: Client) => Promise<T>, options?: RequestOptions): Promise<T>;
+}
+
 /** A connection whose SDK client exists; handlers are registered on `client`. */
-export interface LiveConnection extends ConnectionContext {
+export interface LiveConnection extends ConnectionContext, ServerRequests {
   readonly client: Client;
   /** The server's request timeout (its own setting, else the global one). */
   readonly requestTimeoutMs: number;
@@ -108,9 +141,6 @@ export interface ToolNameContext {
   readonly server: string;
   readonly tool: string;
 }
-
-/** Pi-native content: text or an image. */
-export type PiContent = { type: "text"; text: string } | { type: "image"; data: string; mimeType: string };
 
 /** One MCP content block and what the mappers made of it so far. */
 export interface MappedBlock {

@@ -1,8 +1,8 @@
-import type { CommandSpec, CompletionItem } from "../commands/types.ts";
+import type { CommandSpec, CompletionItem } from "../kernel/commands.ts";
 import type { McpHost } from "../runtime/host.ts";
 import { stripTerminalControls } from "../safety/text.ts";
 
-export type { CompletionItem } from "../commands/types.ts";
+export type { CompletionItem } from "../kernel/commands.ts";
 
 /** Whether a command's first argument names a configured server. */
 function takesServer(command: CommandSpec | undefined): boolean {

@@ -9,13 +9,13 @@ import {
 } from "@earendil-works/pi-coding-agent";
 import { parseArgsStringToArgv } from "string-argv";
 import { commandsFor, helpCommand, runCommandLine } from "../commands/index.ts";
-import { credentialStore } from "../commands/auth.ts";
-import type { CommandEnvironment, CommandResult, CommandSpec, RuntimeControl } from "../commands/types.ts";
+import { credentialQueries } from "../auth/store.ts";
+import type { CommandEnvironment, CommandResult, CommandSpec, RuntimeControl } from "../kernel/commands.ts";
 import { createKernel, runtimeCommands, type KernelOptions } from "../composition.ts";
 import { loadConfig } from "../config/load.ts";
 import { agentDir } from "../config/paths.ts";
 import { savedProjectTrust } from "../config/trust.ts";
-import type { EffectiveConfig } from "../config/types.ts";
+import type { EffectiveConfig } from "../kernel/settings.ts";
 import { importNotice } from "../import/notice.ts";
 import type { SessionObserver } from "../kernel/pi-part.ts";
 import type { Truncator } from "../kernel/types.ts";
@@ -102,7 +102,7 @@ export function registerPiMcp(pi: ExtensionAPI, kernelOptions: KernelOptions = {
       env: process.env,
       projectTrusted,
       savedTrust: savedProjectTrust(agent, ctx.cwd),
-      credentials: credentialStore(agent),
+      credentials: credentialQueries(agent),
       progress: (text) => (ctx.mode === "print" ? void writeSync(1, `${text}\n`) : ctx.ui.notify(text, "info")),
       createKernel: async () => createKernel(kernelOptions),
       loadConfig: async () => (config = await loadConfig({ agentDir: agent, cwd: ctx.cwd, projectTrusted, env: process.env })),
@@ -143,8 +143,7 @@ export function registerPiMcp(pi: ExtensionAPI, kernelOptions: KernelOptions = {
     const notice = (text: string) => (ctx.hasUI ? ctx.ui.notify(text, "warning") : writeSync(2, `pi-mcp: ${text}\n`));
     const host = new McpHost(kernel, context, piToolSink(pi, notice, rendering), { statusChanged: updateObservers }, processPool());
     observers = parts.flatMap((part) => (part.observeSession ? [part.observeSession(ctx, host)] : []));
-    await kernel.hooks.hostStart.promise(host.context);
-    host.start();
+    await host.start();
     currentHost = host;
     updateObservers();
     sessionFolders.sweepWhenDue(agent); // old session folders go in the background, at most once a day

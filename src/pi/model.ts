@@ -9,7 +9,7 @@ import type { AssistantMessage, Context, ImageContent, Message, Model, TextConte
 import type { ExtensionContext } from "@earendil-works/pi-coding-agent";
 import { PiMcpError } from "../kernel/errors.ts";
 import type { ModelService, SamplingContent, SamplingRequest, SamplingResult } from "../kernel/services.ts";
-import { untilAborted } from "../runtime/abort.ts";
+import { untilAborted } from "../kernel/async.ts";
 
 /** What the service reads from Pi's extension context (live getters: the active model may change). */
 export type ModelSource = Pick<ExtensionContext, "model" | "modelRegistry">;

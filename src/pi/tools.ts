@@ -1,7 +1,7 @@
 import type { ExtensionAPI } from "@earendil-works/pi-coding-agent";
 import type { BridgedTool, ToolSink } from "../runtime/host.ts";
 import type { ToolOutcome } from "../kernel/services.ts";
-import type { Exposure } from "../config/types.ts";
+import type { Exposure } from "../kernel/settings.ts";
 import type { ToolRendering } from "../kernel/pi-part.ts";
 
 /** Only the four MCP hints Pi knows; they are shown as the server's claims and grant nothing. */

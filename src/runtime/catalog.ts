@@ -1,28 +1,16 @@
-import { ProtocolError, ProtocolErrorCode, type Client } from "@modelcontextprotocol/client";
-import { isRecord } from "../config/schema.ts";
+import { isRecord } from "../safety/keys.ts";
+import type { Client } from "@modelcontextprotocol/client";
 import { PiMcpError } from "../kernel/errors.ts";
 import type { Redactor } from "../kernel/types.ts";
 import { requestFailure } from "./errors.ts";
-import { ANY_RESULT, collectPages } from "./paging.ts";
-
-/** The lists a server may leave out: a `-32601 Method not found` answer to one of them means "none". */
-export type OptionalListMethod = "resources/list" | "resources/templates/list" | "prompts/list";
-/** The lists cached with a connection (beside its tools). */
-export type ResourceListMethod = "resources/list" | "resources/templates/list";
-
-/** One listed item (a resource, a template, a prompt), as the server sent it. */
-export type CatalogItem = Readonly<Record<string, unknown>>;
+import { ANY_RESULT, isMethodNotFound, type CatalogItem, type OptionalListMethod, type ResourceListMethod } from "../kernel/protocol.ts";
+import { collectPages } from "./paging.ts";
 
 const ITEMS_KEY: Readonly<Record<OptionalListMethod, string>> = {
   "resources/list": "resources",
   "resources/templates/list": "resourceTemplates",
   "prompts/list": "prompts",
 };
-
-/** `-32601`: the server does not implement the method it was asked. */
-export function isMethodNotFound(error: unknown): boolean {
-  return error instanceof ProtocolError && error.code === ProtocolErrorCode.MethodNotFound;
-}
 
 export interface ListRequest {
   readonly server: string;

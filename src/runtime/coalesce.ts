@@ -1,4 +1,4 @@
-import { inBackground } from "./background.ts";
+import { inBackground } from "../kernel/async.ts";
 
 /** A task folded over a quiet window, and a way to learn when it has nothing left to do. */
 export interface Coalesced {

@@ -1,45 +1,26 @@
 import { Client, type Tool, type Transport } from "@modelcontextprotocol/client";
 import picomatch from "picomatch";
-import type { Exposure, ServerEntry } from "../config/types.ts";
+import type { Exposure, ServerEntry } from "../kernel/settings.ts";
+import type { ConnectionState, ConnectionStatus } from "../kernel/status.ts";
+import type { LiveServer, RequestOptions } from "../kernel/host.ts";
 import { exposureOf } from "./exposure.ts";
 import { effectiveRoots, rootsConfigured } from "../config/roots.ts";
 import { closesConnection, describeError, PiMcpError } from "../kernel/errors.ts";
-import type { Kernel } from "../kernel/kernel.ts";
+import type { PluginKernel } from "../kernel/hooks.ts";
 import type { ConnectionContext, HostContext, LiveConnection, TransportEvidence, TransportHandle } from "../kernel/types.ts";
 import { ConnectTimeoutError, explainConnectFailure, explainLostConnection, LISTING } from "./explain.ts";
 import type { CallScope } from "../kernel/services.ts";
 import { sdkOutputOf, withSdkOutput, type SdkOutputSink } from "../safety/sdk-output.ts";
 import { createRedactor, safeHead, safeText } from "../safety/text.ts";
-import { inBackground } from "./background.ts";
+import { Changes, inBackground, withDeadline } from "../kernel/async.ts";
 import { coalesce } from "./coalesce.ts";
 import { authStateOf, classifyFailure, isConnectionLost, isExpiredSession, noStreamableHttpHint, requestFailure } from "./errors.ts";
 import { invalidHeaderMarking } from "./header-declarations.ts";
-import { ANY_RESULT, collectPages } from "./paging.ts";
-import { listOptional, ResourceCatalog, type CatalogItem, type OptionalListMethod, type ResourceListMethod } from "./catalog.ts";
+import { ANY_RESULT, CLIENT_INFO, type CatalogItem, type OptionalListMethod, type ResourceListMethod } from "../kernel/protocol.ts";
+import { collectPages } from "./paging.ts";
+import { listOptional, ResourceCatalog } from "./catalog.ts";
 import { RetainedLog } from "./retained-log.ts";
 import { retryDelayMs } from "./retry.ts";
-
-export type ConnectionState = "disabled" | "connecting" | "connected" | "needs_auth" | "needs_client_registration" | "retrying" | "failed";
-
-/** What `/mcp status` and `test` report about one server. */
-export interface ConnectionStatus {
-  readonly name: string;
-  readonly state: ConnectionState;
-  readonly attempts: number;
-  readonly nextRetryAt?: number;
-  readonly cause?: string;
-  readonly protocolVersion?: string;
-  readonly serverInfo?: { readonly name: string; readonly version: string };
-  readonly tools: number;
-  /** How many tools have each exposure (direct, deferred, codemode, hidden). */
-  readonly exposures: Partial<Record<Exposure, number>>;
-  readonly connectedAt?: number;
-  readonly pid?: number;
-  /** When this session took the connection over from an earlier one (after /reload, /new, /resume, /fork). */
-  readonly reusedAt?: number;
-  /** The configured roots (`false`: none declared); absent when the server gets Pi's working folder. */
-  readonly roots?: false | readonly string[];
-}
 
 /**
  * How long the in-place era probe may take on stdio before a silent server is
@@ -54,8 +35,6 @@ export const STABLE_CONNECTION_MS = 30_000;
 /** Catalog notifications are folded for this long before anything is re-listed. */
 export const CATALOG_COALESCE_MS = 50;
 
-export const CLIENT_INFO = { name: "pi-mcp", version: "0.1.0" };
-
 export interface ConnectionEvents {
   /** Any change a status display cares about. */
   stateChanged(connection: ServerConnection): void;
@@ -67,7 +46,7 @@ export interface ConnectionEvents {
  * One server definition's connection: connects, loads the tool catalog,
  * retries by the shared policy, and closes. Failures never leave it.
  */
-export class ServerConnection {
+export class ServerConnection implements LiveServer {
   private logValue = new RetainedLog();
   private client: Client | undefined;
   private transport: Transport | undefined;
@@ -115,9 +94,11 @@ export class ServerConnection {
   private reusedAt: number | undefined;
   private contextValue: ConnectionContext;
   private entryValue: ServerEntry;
+  /** Woken at every state change (what `connected()` waits on). */
+  private readonly stateChanges = new Changes();
 
   constructor(
-    private kernel: Kernel,
+    private kernel: PluginKernel,
     private hostValue: HostContext,
     entry: ServerEntry,
     private events: ConnectionEvents,
@@ -177,7 +158,7 @@ export class ServerConnection {
    * their handlers on the client again, and it gets a fresh log. No second
    * initialize and no new list round trip: the catalog travels along.
    */
-  async adopt(kernel: Kernel, host: HostContext, entry: ServerEntry, events: ConnectionEvents): Promise<void> {
+  async adopt(kernel: PluginKernel, host: HostContext, entry: ServerEntry, events: ConnectionEvents): Promise<void> {
     this.kernel = kernel;
     this.hostValue = host;
     this.entryValue = entry; // the same definition, but perhaps other root folders
@@ -406,7 +387,7 @@ export class ServerConnection {
     this.notImplemented = new Set();
     hooks.clientCreated.call(this.live(generation));
     this.phase = this.entry.transport === "stdio" ? "waiting for the server process to answer the protocol handshake" : "waiting for the server to answer the protocol handshake";
-    await withDeadline(client.connect(handle.transport, { timeout: this.connectTimeoutMs }), this.connectTimeoutMs);
+    await withDeadline(client.connect(handle.transport, { timeout: this.connectTimeoutMs }), this.connectTimeoutMs, () => new ConnectTimeoutError(this.connectTimeoutMs));
     this.phase = LISTING;
     this.pid = (handle.transport as { pid?: number | null }).pid ?? undefined;
     // SDK callbacks run inside the transport's own event handlers: nothing may throw out of them.
@@ -577,6 +558,38 @@ export class ServerConnection {
     return this.refreshTools.idle();
   }
 
+  /** The connected client once the server is no longer connecting (waited for up to its connect timeout and a second). */
+  async connected(): Promise<Client> {
+    await this.stateChanges.until(() => this.stateValue !== "connecting", this.connectTimeoutMs + 1_000);
+    return this.requireClient();
+  }
+
+  /** Every page of an optional list on the connected client (-32601: none). */
+  list(method: OptionalListMethod, options: RequestOptions = {}): Promise<CatalogItem[]> {
+    return this.listOptional(this.requireClient(), method, options.signal);
+  }
+
+  /** One request, sent once more after an expired HTTP session was renewed; a failure names the server and method. */
+  async request<T>(method: string, work: (client: Client) => Promise<T>, options: RequestOptions = {}): Promise<T> {
+    try {
+      return await this.withSessionRecovery(() => work(this.requireClient()));
+    } catch (error) {
+      // Already named (not connected, a paging problem), unless it ended because the caller gave up.
+      if (error instanceof PiMcpError && !options.signal?.aborted) throw error;
+      throw requestFailure(`${this.name} ${method}`, error, { timeoutMs: this.requestTimeoutMs, redact: this.host.redact, closeCause: this.closeCauseValue, ...(options.signal && { signal: options.signal }) });
+    }
+  }
+
+  /** `send`, and once more after an expired HTTP session was renewed (an expired session never ran the request). */
+  async withSessionRecovery<T>(send: () => Promise<T>): Promise<T> {
+    try {
+      return await send();
+    } catch (error) {
+      if (!(error instanceof PiMcpError) && (await this.recoverSession(error))) return await send();
+      throw error;
+    }
+  }
+
   /** Recovers from an expired HTTP session: a fresh transport and a new initialize. */
   async recoverSession(error: unknown): Promise<boolean> {
     // Authorization lost mid-session (a refresh that failed for good, a step-up): needs_auth, never retried.
@@ -628,6 +641,7 @@ export class ServerConnection {
       activeCall: () => this.activeCall(),
       resourceList: (method) => this.resourceList(method),
       closeCause: () => this.closeCauseValue,
+      request: (method, work, options) => this.request(method, work, options),
     };
   }
 
@@ -635,6 +649,7 @@ export class ServerConnection {
   private setState(state: ConnectionState): void {
     const was = this.stateValue;
     this.stateValue = state;
+    this.stateChanges.notify();
     if (was === "connected" && state !== "connected") inBackground(() => this.kernel.hooks.serverDisconnected.call(this.context, state), this.report("a plugin's disconnect handler"));
     inBackground(() => this.events.stateChanged(this), this.report("reporting the state"));
   }
@@ -671,14 +686,6 @@ async function closeParts(started: StartedParts): Promise<void> {
   await started.transport?.close().catch(() => undefined);
 }
 
-function withDeadline<T>(work: Promise<T>, ms: number): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const deadline = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new ConnectTimeoutError(ms)), ms);
-  });
-  return Promise.race([work, deadline]).finally(() => clearTimeout(timer));
-}
-
 /** Keeps every tool with a usable name; schemas are checked only when a tool is used. */
 function validTools(value: unknown, log: RetainedLog): Tool[] {
   if (!Array.isArray(value)) throw new PiMcpError("failed", "tools/list returned no tools array");
@@ -703,7 +710,7 @@ function filterTools(tools: Tool[], filter: { include?: readonly string[]; exclu
  * refined by the auth plugins (the stored OAuth credentials, read now). It
  * holds the settings' resolved values: keep it in memory, hash it for keys.
  */
-export function authIdentityOf(kernel: Kernel, context: ConnectionContext): string {
+export function authIdentityOf(kernel: PluginKernel, context: ConnectionContext): string {
   const definition = context.server.definition;
   const settings = definition === undefined || definition.transport === "stdio" ? null : (definition.auth ?? null);
   return kernel.hooks.authIdentity.call(JSON.stringify(settings), context);

@@ -1,5 +1,5 @@
 import picomatch from "picomatch";
-import type { EffectiveConfig, Exposure, ServerDefinition } from "../config/types.ts";
+import type { EffectiveConfig, Exposure, ServerDefinition } from "../kernel/settings.ts";
 
 /** A tool's exposure: the first `toolExposure` pattern that matches its MCP name, else the server's, else the top-level default. */
 export function exposureOf(config: EffectiveConfig, definition: ServerDefinition | undefined, tool: string): Exposure {

@@ -1,20 +1,22 @@
 import type { Tool } from "@modelcontextprotocol/client";
-import type { EffectiveConfig } from "../config/types.ts";
-import { DEFAULTS } from "../config/types.ts";
-import type { Kernel } from "../kernel/kernel.ts";
-import type { ConnectionContext, HostContext, Redactor, SystemPromptContext } from "../kernel/types.ts";
+import type { EffectiveConfig } from "../kernel/settings.ts";
+import { DEFAULTS } from "../kernel/settings.ts";
+import type { PluginKernel } from "../kernel/hooks.ts";
+import type { PluginHost, ResultOrigin, ResultPipeline } from "../kernel/host.ts";
+import type { CompletionRequest, ConnectionContext, HostContext, Redactor, SystemPromptContext } from "../kernel/types.ts";
 import { withoutRootFolders } from "../config/roots.ts";
-import { inBackground } from "./background.ts";
+import { Changes, inBackground } from "../kernel/async.ts";
 import { coalesce } from "./coalesce.ts";
-import { CATALOG_COALESCE_MS, ServerConnection, authIdentityOf, type ConnectionEvents, type ConnectionStatus } from "./connection.ts";
+import { CATALOG_COALESCE_MS, ServerConnection, authIdentityOf, type ConnectionEvents } from "./connection.ts";
+import type { ConnectionStatus } from "../kernel/status.ts";
 import { canonicalPath } from "../config/paths.ts";
-import type { Exposure, ServerEntry } from "../config/types.ts";
+import type { Exposure, ServerEntry } from "../kernel/settings.ts";
 import { exposureOf } from "./exposure.ts";
 import type { CallOptions, ToolOutcome } from "../kernel/services.ts";
 import { poolKey, type ConnectionPool } from "./pool.ts";
 import { RetainedLog } from "./retained-log.ts";
 import { LazySchemas } from "./schemas.ts";
-import { callServerTool } from "./tool-call.ts";
+import { callServerTool, finishOutcome, mapContent } from "./tool-call.ts";
 import { assignToolNames, TOOL_NAME, toolNameCandidate } from "./tool-names.ts";
 
 /** A server tool as Pi should see it. */
@@ -49,7 +51,7 @@ export interface HostEvents {
  * One session's MCP host: a connection per enabled server, started in the
  * background, and a bridge that turns each server's tools into Pi tools.
  */
-export class McpHost {
+export class McpHost<K extends PluginKernel = PluginKernel> implements PluginHost {
   private readonly connections = new Map<string, ServerConnection>();
   private readonly schemas = new LazySchemas();
   /** `server\0tool` → Pi tool name, kept for the session (Pi cannot rename a tool). */
@@ -65,14 +67,24 @@ export class McpHost {
   private synced: SystemPromptContext["servers"] = [];
   private readonly syncTools = coalesce(CATALOG_COALESCE_MS, () => this.bridgeTools(), (error) => this.reportToAll("offering the tools to Pi", error));
   /** Woken at every change of a connection's state (what `settled` waits on). */
-  private readonly stateWaiters = new Set<() => void>();
+  private readonly stateChanges = new Changes();
+  /** The result pipeline plugins reach through this host (with its current context). */
+  readonly results: ResultPipeline = {
+    map: (origin, raw, details) => mapContent(this.resultOrigin(origin), raw, details),
+    finish: (origin, mapped) => finishOutcome(this.resultOrigin(origin), mapped),
+  };
   private stopped = false;
-  private contextValue: HostContext;
+  /** `hostStart`, fired once by the first start: servers connect only after every tap ran. */
+  private started: Promise<void> | undefined;
+  /** Servers whose start waits for `hostStart`. */
+  private readonly opening = new Set<string>();
+  /** One object for the host's whole life (settings applied later change its fields): plugins key what they keep for the host by it. */
+  private readonly contextValue: { -readonly [K in keyof HostContext]: HostContext[K] };
   /** The redactor of the newest settings: every holder of this host's context redacts with it. */
   private currentRedact: Redactor;
 
   constructor(
-    private readonly kernel: Kernel,
+    private readonly kernel: K,
     context: HostContext,
     private readonly sink: ToolSink,
     private readonly events: HostEvents = {},
@@ -105,7 +117,7 @@ export class McpHost {
   async applyConfig(config: EffectiveConfig, redact: HostContext["redact"]): Promise<void> {
     const before = new Map(this.config.servers.map((entry) => [entry.name, this.connectionIdentity(entry)]));
     this.currentRedact = redact;
-    this.contextValue = { ...this.contextValue, config };
+    this.contextValue.config = config;
     const after = new Map(config.valid ? config.servers.filter((entry) => !entry.masked).map((entry) => [entry.name, entry]) : []);
     for (const [name, connection] of [...this.connections]) {
       const entry = after.get(name);
@@ -117,23 +129,47 @@ export class McpHost {
       await connection.close();
     }
     this.syncTools.trigger();
-    this.start();
+    inBackground(() => this.start(), (error) => this.reportToAll("starting the host", error));
   }
 
-  /** Starts every enabled server; returns at once (connections settle in the background). */
-  start(): void {
-    if (!this.config.valid) return;
+  /**
+   * Starts the host: the first call fires `hostStart` (plugins set up what
+   * they keep for this host), then every enabled server not yet started
+   * connects in the background. Resolves once `hostStart` has run; a tap
+   * that fails rejects it, and then no server starts.
+   */
+  start(): Promise<void> {
+    const started = this.fireHostStart();
+    if (!this.config.valid) return started;
     for (const entry of this.config.servers) {
-      if (entry.masked || this.connections.has(entry.name)) continue;
-      inBackground(() => this.open(entry), (error) => this.connections.get(entry.name)?.logFailure("starting", error));
+      const name = entry.name;
+      if (entry.masked || this.connections.has(name) || this.opening.has(name)) continue;
+      this.opening.add(name);
+      inBackground(
+        async () => {
+          const ready = await started.then(() => true, () => false); // the failure is start()'s to report
+          this.opening.delete(name);
+          this.stateChanges.notify();
+          // Read again: settings applied while hostStart ran may have changed or removed it.
+          const current = this.config.valid ? this.config.servers.find((candidate) => candidate.name === name && !candidate.masked) : undefined;
+          if (ready && current && !this.stopped && !this.connections.has(name)) await this.open(current);
+        },
+        (error) => this.connections.get(name)?.logFailure("starting", error),
+      );
     }
+    return started;
   }
 
-  /** Starts and waits for every enabled server's first attempt to settle (the CLI's `test`). */
+  /** Starts the host and waits for every enabled server's first attempt to settle (the CLI's `test`). */
   async startAndSettle(): Promise<void> {
+    await this.fireHostStart();
     if (!this.config.valid) return;
-    const fresh = this.config.servers.filter((entry) => !entry.masked && !this.connections.has(entry.name));
+    const fresh = this.config.servers.filter((entry) => !entry.masked && !this.connections.has(entry.name) && !this.opening.has(entry.name));
     await Promise.all(fresh.map((entry) => this.open(entry)));
+  }
+
+  private fireHostStart(): Promise<void> {
+    return (this.started ??= this.kernel.hooks.hostStart.promise(this));
   }
 
   /** Takes over a matching connection an earlier session left in the pool, or connects anew. */
@@ -158,7 +194,7 @@ export class McpHost {
         // A server that just connected brings its first catalog: it reaches Pi at once, not a window later.
         if (connected()) inBackground(() => this.bridgeTools(), (error) => current()?.logFailure("offering the tools to Pi", error));
         else this.syncTools.trigger();
-        for (const wake of [...this.stateWaiters]) wake();
+        this.stateChanges.notify();
         inBackground(() => this.events.statusChanged?.(), (error) => current()?.logFailure("reporting the status", error));
       },
       // A catalog loaded while connecting is bridged by the "connected" change above; later ones are folded.
@@ -224,6 +260,19 @@ export class McpHost {
     return this.connections.get(name);
   }
 
+  /** A configured, enabled server, as plugins see it. */
+  server(name: string): ServerConnection | undefined {
+    return this.connections.get(name);
+  }
+
+  async complete(request: CompletionRequest): Promise<readonly string[]> {
+    return (await this.kernel.hooks.complete.promise(request)) ?? [];
+  }
+
+  private resultOrigin(origin: ResultOrigin) {
+    return { kernel: this.kernel, host: this.context, server: origin.server, operation: origin.operation };
+  }
+
   status(): ConnectionStatus[] {
     return [...this.connections.values()].map((connection) => connection.status());
   }
@@ -240,24 +289,10 @@ export class McpHost {
    * then until their tools have reached Pi. Returns whether everything settled.
    */
   async settled(timeoutMs: number): Promise<boolean> {
-    const deadline = Date.now() + timeoutMs;
-    const busy = () => [...this.connections.values()].some((connection) => connection.state === "connecting" || connection.state === "retrying");
-    while (busy() && Date.now() < deadline) await this.nextStateChange(deadline - Date.now());
+    const busy = () => this.opening.size > 0 || [...this.connections.values()].some((connection) => connection.state === "connecting" || connection.state === "retrying");
+    await this.stateChanges.until(() => !busy(), timeoutMs);
     await this.flushTools();
     return !busy();
-  }
-
-  /** Resolves at the next change of any connection's state, or after `timeoutMs`. */
-  private nextStateChange(timeoutMs: number): Promise<void> {
-    return new Promise((resolve) => {
-      const wake = () => {
-        clearTimeout(timer);
-        this.stateWaiters.delete(wake);
-        resolve();
-      };
-      const timer = setTimeout(wake, timeoutMs);
-      this.stateWaiters.add(wake);
-    });
   }
 
   /**
@@ -334,7 +369,7 @@ export class McpHost {
     return this.kernel.hooks.statusLines.call([], this.context);
   }
 
-  get kernelInstance(): Kernel {
+  get kernelInstance(): K {
     return this.kernel;
   }
 
@@ -380,7 +415,7 @@ export class McpHost {
     const inTime = await Promise.race([closing.then(() => true), new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), budgetMs)))]);
     clearTimeout(timer);
     if (!inTime) for (const pid of pids) killQuietly(pid);
-    await this.kernel.hooks.hostShutdown.promise(this.context);
+    await this.kernel.hooks.hostShutdown.promise(this);
   }
 }
 

@@ -1,11 +1,5 @@
 import { PiMcpError } from "../kernel/errors.ts";
 
-/**
- * A result "schema" that accepts any JSON: lists and calls are checked item by
- * item by us (one bad tool or block must not reject the whole answer).
- */
-export const ANY_RESULT = { "~standard": { version: 1 as const, vendor: "pi-mcp", validate: (value: unknown) => ({ value }) } };
-
 /** The most pages one catalog list may take. */
 export const MAX_CATALOG_PAGES = 1_000;
 

@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import { inBackground } from "./background.ts";
+import { inBackground } from "../kernel/async.ts";
 import type { ServerConnection } from "./connection.ts";
 
 /** How long a released connection waits for the next session of the same Pi process. */

@@ -1,3 +1,5 @@
+import type { ServerLog } from "../kernel/types.ts";
+
 /** The newest bytes a server log keeps (stderr and MCP logging together). */
 export const RETAINED_LOG_BYTES = 256 * 1024;
 
@@ -5,7 +7,7 @@ export const RETAINED_LOG_BYTES = 256 * 1024;
  * A bounded text log: appends are cheap and memory stays at most `limit`
  * bytes (plus one chunk) however much a server writes.
  */
-export class RetainedLog {
+export class RetainedLog implements ServerLog {
   private chunks: Buffer[] = [];
   private size = 0;
   private dropped = 0;

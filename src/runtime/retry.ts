@@ -1,4 +1,4 @@
-import type { RetryPolicy } from "../config/types.ts";
+import type { RetryPolicy } from "../kernel/settings.ts";
 
 /** Delay before retry number `attempt` (1-based): capped exponential backoff. */
 export function retryDelayMs(policy: RetryPolicy, attempt: number): number {

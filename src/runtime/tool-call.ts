@@ -1,11 +1,11 @@
-import { ANY_RESULT } from "./paging.ts";
+import { ANY_RESULT } from "../kernel/protocol.ts";
 import type { Tool } from "@modelcontextprotocol/client";
 import { describeError, PiMcpError } from "../kernel/errors.ts";
-import type { Kernel } from "../kernel/kernel.ts";
+import type { PluginKernel } from "../kernel/hooks.ts";
 import type { HostContext, MappedResult, PiContent, ResultContext } from "../kernel/types.ts";
 import type { ServerConnection } from "./connection.ts";
 import { requestFailure } from "./errors.ts";
-import { extensionFor, writePrivateFile } from "./private-files.ts";
+import { extensionFor, writePrivateFile } from "../config/private-files.ts";
 import type { LazySchemas } from "./schemas.ts";
 import type { CallOptions, ProgressUpdate, ToolOutcome } from "../kernel/services.ts";
 
@@ -17,7 +17,7 @@ export type { CallOptions, ProgressUpdate, ToolOutcome };
  * Pi's abort signal, then maps, validates and limits the result.
  */
 export async function callServerTool(
-  kernel: Kernel,
+  kernel: PluginKernel,
   schemas: LazySchemas,
   connection: ServerConnection,
   tool: Tool,
@@ -83,13 +83,7 @@ async function sendCall(
     return client.request({ method: "tools/call", params }, ANY_RESULT, requestOptions) as Promise<Record<string, unknown>>;
   };
   try {
-    try {
-      return await send();
-    } catch (error) {
-      // An expired HTTP session never ran the call: reconnect once and send it again.
-      if (await connection.recoverSession(error)) return await send();
-      throw error;
-    }
+    return await connection.withSessionRecovery(send);
   } catch (error) {
     throw requestFailure(label, error, { signal: options.signal, deadline, timeoutMs: timeout, redact: connection.host.redact, during: "during the call", closeCause: connection.closeCause });
   } finally {
@@ -100,7 +94,7 @@ async function sendCall(
 
 /** Runs the mapping waterfall, output-schema validation and the model-facing size limit. */
 export async function mapCallResult(
-  kernel: Kernel,
+  kernel: PluginKernel,
   schemas: LazySchemas,
   connection: ServerConnection,
   tool: Tool,
@@ -124,7 +118,7 @@ export async function mapCallResult(
 
 /** Where a result comes from: enough to map it, save its files and spill it. */
 export interface ResultOrigin {
-  readonly kernel: Kernel;
+  readonly kernel: PluginKernel;
   readonly host: HostContext;
   readonly server: string;
   readonly operation: string;

@@ -28,3 +28,8 @@ export function parseJson(text: string): unknown {
     typeof value === "object" && value !== null && !Array.isArray(value) ? keyedCopy(value as Record<string, unknown>) : value,
   );
 }
+
+/** A JSON object (not an array, not null): what untrusted input must be before its fields are read. */
+export function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}

@@ -6,7 +6,7 @@ import { describe, expect, it } from "vitest";
 import { authorize } from "../../src/auth/flow.ts";
 import { setBrowserOpener } from "../../src/safety/browser.ts";
 import { CredentialStore } from "../../src/auth/store.ts";
-import type { RemoteDefinition } from "../../src/config/types.ts";
+import type { RemoteDefinition } from "../../src/kernel/settings.ts";
 import type { OAuthStackOptions } from "./fixtures/oauth-stack.ts";
 import { accessTokenExpiry, runCommand, useOAuthScene } from "./helpers.ts";
 

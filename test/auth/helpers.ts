@@ -10,12 +10,12 @@ import { afterEach } from "vitest";
 import { setBrowserOpener } from "../../src/safety/browser.ts";
 import { commandsFor, runCommandLine, type CommandResult } from "../../src/commands/index.ts";
 import { cliCommandEnvironment } from "../../src/commands/environment.ts";
-import type { CommandEnvironment, RuntimeControl } from "../../src/commands/types.ts";
+import type { CommandEnvironment, RuntimeControl } from "../../src/kernel/commands.ts";
 import { RUNTIME_COMMANDS } from "../../src/commands/runtime.ts";
 import { createKernel } from "../../src/composition.ts";
 import { loadConfig } from "../../src/config/load.ts";
 import type { HostContext } from "../../src/kernel/types.ts";
-import type { ConnectionState } from "../../src/runtime/connection.ts";
+import type { ConnectionState } from "../../src/kernel/status.ts";
 import { McpHost, type BridgedTool } from "../../src/runtime/host.ts";
 import type { ConnectionPool } from "../../src/runtime/pool.ts";
 import { createRedactor } from "../../src/safety/text.ts";
@@ -70,8 +70,7 @@ export async function startPiLikeHost(box: Sandbox, pool?: ConnectionPool): Prom
     },
     deactivate: () => undefined,
   }, {}, pool);
-  await kernel.hooks.hostStart.promise(context);
-  host.start();
+  await host.start();
   const status = (name: string) => host.status().find((server) => server.name === name);
   const runtime: RuntimeControl = {
     settingsChanged: async () => undefined,

@@ -7,7 +7,7 @@ import { describe, expect, it } from "vitest";
 import type { ListDocument } from "../../src/commands/list.ts";
 import { loadConfig } from "../../src/config/load.ts";
 import { agentDir } from "../../src/config/paths.ts";
-import type { EffectiveConfig } from "../../src/config/types.ts";
+import type { EffectiveConfig } from "../../src/kernel/settings.ts";
 import { runCli, useSandbox } from "../helpers/tmp.ts";
 
 const sandbox = useSandbox();

@@ -6,7 +6,7 @@
 import { describe, expect, it } from "vitest";
 import { loadConfig } from "../../src/config/load.ts";
 import { agentDir } from "../../src/config/paths.ts";
-import type { EffectiveConfig } from "../../src/config/types.ts";
+import type { EffectiveConfig } from "../../src/kernel/settings.ts";
 import { useSandbox } from "../helpers/tmp.ts";
 
 const sandbox = useSandbox();

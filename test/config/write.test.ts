@@ -9,7 +9,7 @@ import { chmod, readFile, stat } from "node:fs/promises";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { describe, expect, it } from "vitest";
-import { changeServers } from "../../src/commands/mutate.ts";
+import { changeServers } from "../../src/config/mutate.ts";
 import { updateMcpSettings } from "../../src/config/files.ts";
 import { nodeBinary, REPO_ROOT, runCli, runWhileLocked, strayFiles, useSandbox } from "../helpers/tmp.ts";
 
@@ -242,7 +242,7 @@ process.exit(0);
 `;
 
 function startWriter(script: string, file: string, prefix: string, count: number): { child: ChildProcess; ready: Promise<void>; exit: Promise<number | null>; stderr: () => string } {
-  const mutate = pathToFileURL(join(REPO_ROOT, "src/commands/mutate.ts")).href;
+  const mutate = pathToFileURL(join(REPO_ROOT, "src/config/mutate.ts")).href;
   const child = spawn(nodeBinary(), ["--no-warnings", script, mutate, file, prefix, String(count)], {
     cwd: REPO_ROOT,
     stdio: ["pipe", "pipe", "pipe"],

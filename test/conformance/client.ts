@@ -21,14 +21,14 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createKernel } from "../../src/composition.ts";
-import { DEFAULTS, type AuthConfig, type EffectiveConfig, type RemoteDefinition } from "../../src/config/types.ts";
+import { DEFAULTS, type AuthConfig, type EffectiveConfig, type RemoteDefinition } from "../../src/kernel/settings.ts";
 import { authorize } from "../../src/auth/flow.ts";
 import { setBrowserOpener } from "../../src/safety/browser.ts";
 import { CredentialStore } from "../../src/auth/store.ts";
 import { freePort } from "../helpers/servers.ts";
 import type { HostContext } from "../../src/kernel/types.ts";
 import type { UiService } from "../../src/kernel/services.ts";
-import type { ConnectionState } from "../../src/runtime/connection.ts";
+import type { ConnectionState } from "../../src/kernel/status.ts";
 import { McpHost, type BridgedTool, type ToolSink } from "../../src/runtime/host.ts";
 import type { ToolOutcome } from "../../src/runtime/tool-call.ts";
 import { createRedactor } from "../../src/safety/text.ts";
@@ -329,8 +329,7 @@ async function main(): Promise<number> {
       check();
     });
   try {
-    await kernel.hooks.hostStart.promise(hostContext);
-    host.start();
+    await host.start();
     await settle();
     const definition = config.servers[0]!.definition as RemoteDefinition;
     const store = new CredentialStore(hostContext.agentDir);

@@ -14,7 +14,7 @@ import { retainedLogPath } from "../../plugins/logging/index.ts";
 import { CredentialStore, bindingFor } from "../../src/auth/store.ts";
 import { STALE_LOCK_MS, writeAtomically } from "../../src/config/atomic-file.ts";
 import { RetainedLog } from "../../src/runtime/retained-log.ts";
-import { writePrivateFile } from "../../src/runtime/private-files.ts";
+import { writePrivateFile } from "../../src/config/private-files.ts";
 import { smallDisk, type SmallDisk } from "../helpers/disk.ts";
 import { fixtureServer, startHost, stopAllHosts, until } from "../helpers/host.ts";
 import { fileWhere } from "../helpers/wait.ts";

@@ -7,10 +7,10 @@ import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { credentialStore } from "../../src/commands/auth.ts";
 import { commandsFor, runCommandLine } from "../../src/commands/index.ts";
-import type { CommandEnvironment } from "../../src/commands/types.ts";
+import type { CommandEnvironment } from "../../src/kernel/commands.ts";
 import { createKernel, runtimeCommands } from "../../src/composition.ts";
 import { loadConfig } from "../../src/config/load.ts";
-import type { EffectiveConfig } from "../../src/config/types.ts";
+import type { EffectiveConfig } from "../../src/kernel/settings.ts";
 import { McpHost } from "../../src/runtime/host.ts";
 import { createRedactor } from "../../src/safety/text.ts";
 import { piTruncate, recordingSink, textOf, until } from "../helpers/host.ts";
@@ -42,8 +42,7 @@ async function runningPi(): Promise<{ env: CommandEnvironment; sink: ReturnType<
   const sink = recordingSink();
   const running = new McpHost(kernel, context, sink);
   host = running;
-  await kernel.hooks.hostStart.promise(context);
-  running.start();
+  await running.start();
   let changes = 0;
   const env: CommandEnvironment = {
     surface: "pi",

@@ -2,7 +2,7 @@
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { commandsFor } from "../../src/commands/index.ts";
-import type { CommandSpec } from "../../src/commands/types.ts";
+import type { CommandSpec } from "../../src/kernel/commands.ts";
 import { createKernel, runtimeCommands } from "../../src/composition.ts";
 import { completeArgumentsLive, type CompletionItem } from "../../src/pi/completion.ts";
 import { everythingStdio, startHost, type TestHost } from "../helpers/host.ts";

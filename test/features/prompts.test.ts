@@ -3,10 +3,11 @@ import { readFile } from "node:fs/promises";
 import { fileURLToPath } from "node:url";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { runCommandLine } from "../../src/commands/index.ts";
-import type { CommandResult } from "../../src/commands/types.ts";
+import type { CommandResult } from "../../src/kernel/commands.ts";
 import { createKernel } from "../../src/composition.ts";
 import type { HostServices, SessionMessage, SessionServices } from "../../src/kernel/services.ts";
-import { listPrompts, PROMPT_MESSAGE_TYPE, type PromptRecord } from "../../plugins/prompts/index.ts";
+import { PROMPT_MESSAGE_TYPE, type PromptRecord } from "../../plugins/prompts/index.ts";
+import { listPrompts } from "../../plugins/prompts/catalog.ts";
 import { eventually, everythingStdio, piEnvironment, startHost, stopAllHosts, type StartHostOptions, type TestHost } from "../helpers/host.ts";
 import { nodePath } from "../helpers/servers.ts";
 

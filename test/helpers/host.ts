@@ -13,15 +13,15 @@ import { execFileSync } from "node:child_process";
 import { mkdir, mkdtemp, realpath, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { CommandEnvironment } from "../../src/commands/types.ts";
+import type { CommandEnvironment } from "../../src/kernel/commands.ts";
 import { createKernel } from "../../src/composition.ts";
 import { resolveConfig } from "../../src/config/resolve.ts";
-import type { EffectiveConfig, RetryPolicy } from "../../src/config/types.ts";
+import type { EffectiveConfig, RetryPolicy } from "../../src/kernel/settings.ts";
 import type { Kernel } from "../../src/kernel/kernel.ts";
 import type { HostServices } from "../../src/kernel/services.ts";
 import type { ConnectionPool } from "../../src/runtime/pool.ts";
 import type { HostContext, Truncator } from "../../src/kernel/types.ts";
-import type { ConnectionState, ConnectionStatus } from "../../src/runtime/connection.ts";
+import type { ConnectionState, ConnectionStatus } from "../../src/kernel/status.ts";
 import { McpHost, type BridgedTool, type HostEvents, type ToolSink } from "../../src/runtime/host.ts";
 import type { CallOptions, ToolOutcome } from "../../src/runtime/tool-call.ts";
 import { createRedactor } from "../../src/safety/text.ts";
@@ -134,7 +134,7 @@ export function recordingSink(changed: () => void = () => {}): RecordingSink {
 }
 
 export interface TestHost {
-  readonly host: McpHost;
+  readonly host: McpHost<Kernel>;
   readonly sink: RecordingSink;
   readonly config: EffectiveConfig;
   readonly privateDir: string;
@@ -197,7 +197,7 @@ export async function startHost(servers: Record<string, RawDefinition>, options:
   const changes = eventWaiter();
   const history = new Map<string, ConnectionState[]>();
   const sink = recordingSink(changes.notify);
-  const host: McpHost = new McpHost(
+  const host: McpHost<Kernel> = new McpHost(
     kernel,
     context,
     sink,
@@ -214,7 +214,6 @@ export async function startHost(servers: Record<string, RawDefinition>, options:
     },
     options.pool,
   );
-  await kernel.hooks.hostStart.promise(host.context);
   let stopped = false;
   const status = (name: string): ConnectionStatus => {
     const connection = host.connection(name);
@@ -265,7 +264,7 @@ export async function startHost(servers: Record<string, RawDefinition>, options:
     },
   };
   running.add(testHost);
-  if (options.start !== false) host.start();
+  if (options.start !== false) await host.start();
   return testHost;
 }
 

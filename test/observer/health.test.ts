@@ -5,8 +5,8 @@
  * and RPC modes get none of it.
  */
 import { afterEach, describe, expect, it } from "vitest";
-import type { EffectiveConfig } from "../../src/config/types.ts";
-import type { ConnectionState, ConnectionStatus } from "../../src/runtime/connection.ts";
+import type { EffectiveConfig } from "../../src/kernel/settings.ts";
+import type { ConnectionState, ConnectionStatus } from "../../src/kernel/status.ts";
 import { createRedactor } from "../../src/safety/text.ts";
 import { FOOTER_STATUS_KEY, HealthObserver, resetAttentionMemory, type ObservedHost } from "../../plugins/observer/pi.ts";
 import { footerText, healthOf } from "../../plugins/observer/health.ts";

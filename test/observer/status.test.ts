@@ -5,9 +5,9 @@
  */
 import { afterEach, describe, expect, it } from "vitest";
 import { join } from "node:path";
-import type { EffectiveConfig } from "../../src/config/types.ts";
+import type { EffectiveConfig } from "../../src/kernel/settings.ts";
 import { formatStatus, wrapColumns } from "../../src/commands/runtime.ts";
-import type { ConnectionStatus } from "../../src/runtime/connection.ts";
+import type { ConnectionStatus } from "../../src/kernel/status.ts";
 import { buildConfig, fixtureServer, startHost, stopAllHosts } from "../helpers/host.ts";
 import { nodePath } from "../helpers/servers.ts";
 

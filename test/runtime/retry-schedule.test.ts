@@ -4,9 +4,9 @@ import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, expect, it } from "vitest";
-import { DEFAULTS } from "../../src/config/types.ts";
+import { DEFAULTS } from "../../src/kernel/settings.ts";
 import { retryDelayMs } from "../../src/runtime/retry.ts";
-import type { ConnectionState } from "../../src/runtime/connection.ts";
+import type { ConnectionState } from "../../src/kernel/status.ts";
 import { fixtureServer, startHost, stopAllHosts, textOf, until, type TestHost } from "../helpers/host.ts";
 import { fixtureEvents } from "../helpers/servers.ts";
 

@@ -8,7 +8,7 @@ import { join } from "node:path";
 import { afterEach, beforeEach, expect, it } from "vitest";
 import { patientTransport } from "../e2e/fixtures/patient-transport.ts";
 import { createKernel } from "../../src/composition.ts";
-import { DEFAULTS } from "../../src/config/types.ts";
+import { DEFAULTS } from "../../src/kernel/settings.ts";
 import { isAlive, startHost, stopAllHosts, until } from "../helpers/host.ts";
 import { fixtureEvents, fixturePath, nodePath } from "../helpers/servers.ts";
 

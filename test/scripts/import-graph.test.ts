@@ -40,7 +40,7 @@ const CLEAN: Record<string, string> = {
   "plugins/echo/helper.ts": `export const helper = 1;\n`,
   "plugins/echo/index.ts": [
     `import { hooks } from "../../src/kernel/hooks.ts";`,
-    `import type { Config } from "../../src/config/types.ts";`,
+    `import type { Config } from "../../src/kernel/settings.ts";`,
     `import { clean } from "../../src/safety/text.ts";`,
     `import { helper } from "./helper.ts";`,
     `import { join } from "node:path";`,

@@ -1,8 +1,12 @@
-import type { Binding } from "../auth/store.ts";
-import type { EffectiveConfig, Scope } from "../config/types.ts";
-import type { Kernel } from "../kernel/kernel.ts";
-import type { ConnectionStatus } from "../runtime/connection.ts";
-import type { McpHost } from "../runtime/host.ts";
+/*
+ * The command contract: what a command (core or plugin) declares and what the
+ * surface that runs it (the CLI, `/mcp`) supplies.
+ */
+import type { PluginKernel } from "./hooks.ts";
+import type { PluginHost } from "./host.ts";
+import { PiMcpError } from "./errors.ts";
+import type { EffectiveConfig, Scope, ServerDefinition } from "./settings.ts";
+import type { ConnectionStatus } from "./status.ts";
 
 /** Which surface runs a command: the standalone CLI or `/mcp` inside Pi. */
 export type Surface = "cli" | "pi";
@@ -57,7 +61,7 @@ export interface RuntimeControl {
   status(): Promise<SessionStatus>;
   reconnect(server: string): Promise<void>;
   /** The session's host, for commands that work with live connections. */
-  host(): Promise<McpHost>;
+  host(): Promise<PluginHost>;
   /** Resolves once no server is connecting or retrying; false when the time ran out. */
   settled(timeoutMs: number): Promise<boolean>;
 }
@@ -71,8 +75,8 @@ export interface SessionStatus {
 
 /** Stored-credential queries; the OAuth credential store answers them. */
 export interface CredentialQueries {
-  /** Whether credentials bound to `binding` (the server's current URL and client identity) are stored for `server`. */
-  has(server: string, binding: Binding): Promise<boolean>;
+  /** Whether credentials for `server` bound to `definition` (its current URL and client identity) are stored: what a connection would use. */
+  has(server: string, definition: ServerDefinition): Promise<boolean>;
   remove(server: string): Promise<boolean>;
 }
 
@@ -93,7 +97,7 @@ export interface CommandEnvironment {
   /** The same environment with the project's trust decided for this run (the CLI's `--approve`/`--no-approve`). */
   withTrust?(trusted: boolean): CommandEnvironment;
   /** A kernel with the surface's plugins, for temporary connections (`test`). */
-  createKernel(): Promise<Kernel>;
+  createKernel(): Promise<PluginKernel>;
   /** Load the merged configuration (cached by the surface if it likes). */
   loadConfig(): Promise<EffectiveConfig>;
 }
@@ -126,7 +130,22 @@ export interface LiveCompletionRequest {
   readonly words: readonly string[];
   /** The argument text before the word being typed (each item's value starts with it). */
   readonly head: string;
-  readonly host: McpHost;
+  readonly host: PluginHost;
 }
 
 export type { Scope };
+
+/** A usage error of `spec` (exit code 2), with its usage line. */
+export function usage(spec: CommandSpec, problem: string, surface?: Surface): PiMcpError {
+  return new PiMcpError("usage", `${spec.name}: ${problem}\nusage: ${surfaceUsage(spec, surface)}`);
+}
+
+/** A command's usage line without the `[--flag]`s another surface owns (`list --json` is standalone-only). */
+export function surfaceUsage(spec: CommandSpec, surface: Surface | undefined): string {
+  if (surface === undefined) return spec.usage;
+  let text = spec.usage;
+  for (const [name, option] of Object.entries(spec.options)) {
+    if (option.only && option.only !== surface) text = text.replaceAll(` [--${name}]`, "");
+  }
+  return text;
+}

@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { mkdir } from "node:fs/promises";
 import { join } from "node:path";
-import { writeAtomically } from "../config/atomic-file.ts";
+import { writeAtomically } from "./atomic-file.ts";
 import { ownValue } from "../safety/keys.ts";
 
 const EXTENSIONS: Readonly<Record<string, string>> = {

@@ -1,11 +1,11 @@
-import { updateMcpSettings, wrongShape } from "../config/files.ts";
-import { globalSettingsPath, projectSettingsPath } from "../config/paths.ts";
-import { checkRules, isMask } from "../config/resolve.ts";
-import { checkShape, isRecord } from "../config/schema.ts";
-import type { Scope } from "../config/types.ts";
+import { updateMcpSettings, wrongShape } from "./files.ts";
+import { globalSettingsPath, projectSettingsPath } from "./paths.ts";
+import { checkRules, isMask } from "./resolve.ts";
+import { checkShape } from "./schema.ts";
+import type { Scope } from "../kernel/settings.ts";
 import { PiMcpError } from "../kernel/errors.ts";
-import type { CommandEnvironment, ParsedInput } from "./types.ts";
-import { keyedCopy } from "../safety/keys.ts";
+import type { CommandEnvironment, ParsedInput } from "../kernel/commands.ts";
+import { keyedCopy, isRecord } from "../safety/keys.ts";
 
 export interface Target {
   readonly scope: Scope;
