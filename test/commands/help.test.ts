@@ -7,7 +7,7 @@ import { describe, expect, it } from "vitest";
 import { commandsFor, helpCommand } from "../../src/commands/index.ts";
 import { commandHelp, examplesFor } from "../../src/commands/help.ts";
 import { surfaceOptions } from "../../src/commands/parse.ts";
-import type { Surface } from "../../src/commands/types.ts";
+import type { Surface } from "../../src/kernel/commands.ts";
 import { createKernel, runtimeCommands } from "../../src/composition.ts";
 
 const SURFACES: Surface[] = ["cli", "pi"];
