@@ -13,3 +13,6 @@ export const MAX_SAMPLING_PER_CALL = 10;
 export function formatLimit(bytes: number): string {
   return bytes % (1024 * 1024) === 0 ? `${bytes / (1024 * 1024)} MiB` : `${bytes} bytes`;
 }
+
+/** What model providers accept as a tool name: a Pi tool of any other name would fail every model request. */
+export const TOOL_NAME_PATTERN = /^[a-zA-Z0-9_-]{1,64}$/;

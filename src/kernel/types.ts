@@ -137,9 +137,16 @@ export interface TransportEvidence {
   readonly stderrTail?: string;
 }
 
+/** What a tool's Pi name is decided from (the `toolName` hook starts from `mcp__<server>__<tool>`). */
 export interface ToolNameContext {
   readonly server: string;
   readonly tool: string;
+  /** Every tool name the server offers now (its catalog, this tool included). */
+  readonly serverTools: readonly string[];
+  /** Every configured server name (this one included). */
+  readonly servers: readonly string[];
+  /** Whether a name already belongs to another tool in this session (Pi cannot rename or remove a registered tool). */
+  taken(name: string): boolean;
 }
 
 /** One MCP content block and what the mappers made of it so far. */

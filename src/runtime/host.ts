@@ -17,7 +17,7 @@ import { poolKey, type ConnectionPool } from "./pool.ts";
 import { RetainedLog } from "./retained-log.ts";
 import { LazySchemas } from "./schemas.ts";
 import { callServerTool, finishOutcome, mapContent } from "./tool-call.ts";
-import { assignToolNames, TOOL_NAME, toolNameCandidate } from "./tool-names.ts";
+import { TOOL_NAME_PATTERN } from "../kernel/limits.ts";
 
 /** A server tool as Pi should see it. */
 export interface BridgedTool {
@@ -56,6 +56,10 @@ export class McpHost<K extends PluginKernel = PluginKernel> implements PluginHos
   private readonly schemas = new LazySchemas();
   /** `server\0tool` → Pi tool name, kept for the session (Pi cannot rename a tool). */
   private readonly names = new Map<string, string>();
+  /** Pi tool name → the `server\0tool` it belongs to. */
+  private readonly owners = new Map<string, string>();
+  /** Tools left out for their name, logged once each. */
+  private readonly unnamed = new Set<string>();
   /** Pi tool name → the JSON of the definition registered under it. */
   private readonly registered = new Map<string, string>();
   private readonly active = new Set<string>();
@@ -317,17 +321,14 @@ export class McpHost<K extends PluginKernel = PluginKernel> implements PluginHos
       if (connection.state !== "connected") continue;
       for (const tool of connection.tools) offered.push({ server: connection.name, tool, connection });
     }
-    const key = (server: string, tool: string) => `${server}\u0000${tool}`;
-    const candidates = offered.map(({ server, tool }) => ({
-      server,
-      tool: tool.name,
-      candidate: validName(this.kernel.hooks.toolName.call(`mcp__${server}__${tool.name}`, { server, tool: tool.name })),
-    }));
-    for (const [id, name] of assignToolNames(candidates, this.names, key)) this.names.set(id, name);
+    const servers = this.config.servers.map((entry) => entry.name);
+    const catalogs = new Map<ServerConnection, string[]>();
     const changed: BridgedTool[] = [];
     const now = new Set<string>();
     for (const { server, tool, connection } of offered) {
-      const name = this.names.get(key(server, tool.name))!;
+      if (!catalogs.has(connection)) catalogs.set(connection, connection.tools.map((each) => each.name));
+      const name = this.piNameOf(connection, tool.name, catalogs.get(connection)!, servers);
+      if (name === undefined) continue;
       // Pi and model clients serialize tool definitions recursively: one nested too deeply would break every model request.
       const fingerprint = definitionFingerprint(tool);
       if (typeof fingerprint !== "string") {
@@ -353,6 +354,37 @@ export class McpHost<K extends PluginKernel = PluginKernel> implements PluginHos
     for (const tool of changed) this.active.add(tool.name);
     if (changed.length > 0) this.sink.register(changed);
     if (gone.length > 0) this.sink.deactivate(gone);
+  }
+
+  /**
+   * A tool's Pi name: the one it was given earlier in this session (Pi cannot
+   * rename a tool), else what the `toolName` hook (the tool-names plugin)
+   * makes of `mcp__<server>__<tool>`. A name providers would reject, or one
+   * another tool has, is not registered: the tool is left out, and its
+   * server's log says why.
+   */
+  private piNameOf(connection: ServerConnection, tool: string, serverTools: readonly string[], servers: readonly string[]): string | undefined {
+    const server = connection.name;
+    const id = `${server}\u0000${tool}`;
+    const known = this.names.get(id);
+    if (known !== undefined) return known;
+    const ownerOf = (name: string) => {
+      const owner = this.owners.get(name);
+      return owner !== undefined && owner !== id ? owner : undefined;
+    };
+    const name = this.kernel.hooks.toolName.call(`mcp__${server}__${tool}`, { server, tool, serverTools, servers, taken: (candidate) => ownerOf(candidate) !== undefined });
+    const owner = ownerOf(name);
+    const problem = !TOOL_NAME_PATTERN.test(name) ? "model providers accept no such tool name" : owner !== undefined ? `another tool (${owner.replace("\u0000", "/")}) has it` : undefined;
+    if (problem === undefined) {
+      this.names.set(id, name);
+      this.owners.set(name, id);
+      return name;
+    }
+    if (!this.unnamed.has(`${id}\u0000${name}`)) {
+      this.unnamed.add(`${id}\u0000${name}`);
+      connection.log.append(`[pi-mcp] left out tool ${JSON.stringify(tool)}: its Pi name ${JSON.stringify(name)} cannot be used (${problem})\n`);
+    }
+    return undefined;
   }
 
   /**
@@ -470,9 +502,4 @@ function jsonDepth(json: string): number {
     else if (c === 0x7d || c === 0x5d) depth--;
   }
   return max;
-}
-
-/** A name a third-party tap produced that providers would reject is made safe again. */
-function validName(name: string): string {
-  return TOOL_NAME.test(name) ? name : toolNameCandidate(name);
 }

@@ -14,7 +14,7 @@ describe("the kernel", () => {
     const kernel = new Kernel([plugin("bad-names", (k) => k.hooks.toolName.tap("bad-names", () => { throw new Error("boom"); }))]);
     let caught: unknown;
     try {
-      kernel.hooks.toolName.call("mcp__a__b", { server: "a", tool: "b" });
+      kernel.hooks.toolName.call("mcp__a__b", { server: "a", tool: "b", serverTools: ["b"], servers: ["a"], taken: () => false });
     } catch (error) {
       caught = error;
     }

@@ -13,7 +13,7 @@
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { toolNameCandidate } from "../../src/runtime/tool-names.ts";
+import { toolNameCandidate } from "../../plugins/tool-names/names.ts";
 import { FAUX_PROVIDER, makePiHome, NODE, readFauxLog, REPO_ROOT, type PiHome } from "../e2e/harness/pi.ts";
 import { HAS_TMUX, startPiTui, type PiTui } from "../helpers/tui.ts";
 

@@ -1,7 +1,11 @@
 // Tool catalogs through OUR host: paging (huge, repeated and endless), hostile
 // names, list_changed storms, and per-server include/exclude filters.
+import { mkdtemp, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { childServers, fixtureServer, startHost, stopAllHosts, textOf } from "../helpers/host.ts";
+import { createKernel } from "../../src/composition.ts";
+import { childServers, fixtureServer, startHost, stopAllHosts, textOf, type TestHost } from "../helpers/host.ts";
 
 afterEach(stopAllHosts);
 
@@ -78,6 +82,55 @@ describe("tool names", () => {
     expect(textOf(out)).toMatch(/end$/);
     expect(textOf(await h.call(first.get("a/b")!))).toBe('called "a/b"');
     expect(textOf(await h.call(first.get("a b")!))).toBe('called "a b"');
+  });
+});
+
+describe("tool names across servers", () => {
+  // `w.x` and `w_x` sanitize to the same prefix: every tool of one could collide with the other's.
+  const WITNESS_TOOLS = 4;
+
+  /** Pi name per (server, tool) when `first` connects and its tools reach Pi before `second` may start. */
+  async function namesWhen(first: string, second: string): Promise<Map<string, string>> {
+    const gates = await mkdtemp(join(tmpdir(), "pi-mcp-gates-"));
+    const gated = (server: string) => fixtureServer("witness", { FIXTURE_START_GATE: join(gates, server) });
+    const h = await startHost({ "w.x": gated("w.x"), w_x: gated("w_x") });
+    const offeredBy = (server: string) => [...h.sink.tools.values()].filter((tool) => tool.server === server && h.sink.active.has(tool.name));
+    const connect = async (server: string) => {
+      await writeFile(join(gates, server), "");
+      await h.waitUntil(() => offeredBy(server).length === WITNESS_TOOLS, 30_000, () => `${server}: ${offeredBy(server).length} tools`);
+    };
+    await connect(first);
+    await connect(second);
+    const names = new Map([...h.sink.tools.values()].map((tool) => [`${tool.server}/${tool.tool.name}`, tool.name]));
+    await h.stop();
+    return names;
+  }
+
+  it("gives each (server, tool) the same Pi name whichever server connects first, suffixing both sides of a collision", async () => {
+    const xFirst = await namesWhen("w.x", "w_x");
+    const underscoreFirst = await namesWhen("w_x", "w.x");
+    expect(xFirst.size).toBe(2 * WITNESS_TOOLS);
+    expect([...underscoreFirst.entries()].sort()).toEqual([...xFirst.entries()].sort());
+    expect(new Set(xFirst.values()).size).toBe(xFirst.size);
+    for (const [id, name] of xFirst) expect(name, id).toMatch(/^mcp__w_x__[a-z]+_[0-9a-f]{8}$/);
+  });
+
+  it("a server whose names nobody else could produce keeps them unsuffixed", async () => {
+    const h = await startHost({ w: fixtureServer("witness"), "w.x": fixtureServer("witness") });
+    await h.waitForTools(WITNESS_TOOLS, { server: "w" });
+    expect([...h.sink.active].filter((name) => name.startsWith("mcp__w__")).sort()).toEqual(["mcp__w__audio", "mcp__w__count", "mcp__w__hold", "mcp__w__restart"]);
+  });
+});
+
+describe("without the tool-names plugin", () => {
+  it("offers each tool under its raw name, and leaves out (and logs) one whose raw name providers reject", async () => {
+    const h: TestHost = await startHost({ names: fixtureServer("names") }, { kernel: createKernel({ disable: ["tool-names"] }) });
+    await h.waitForState("names", "connected");
+    await h.host.flushTools();
+    expect([...h.sink.active]).toEqual(["mcp__names__a_b"]);
+    expect(textOf(await h.call("mcp__names__a_b"))).toBe('called "a_b"');
+    const log = h.host.connection("names")!.log.text();
+    for (const tool of ["a.b", "a/b", "a b"]) expect(log).toContain(`left out tool ${JSON.stringify(tool)}: its Pi name ${JSON.stringify(`mcp__names__${tool}`)} cannot be used (model providers accept no such tool name)`);
   });
 });
 
