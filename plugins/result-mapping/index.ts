@@ -1,14 +1,15 @@
 import { STAGE, type Kernel, type KernelPlugin } from "../../src/kernel/kernel.ts";
-import type { MappedBlock, MappedResult, PiContent, ResultContext } from "../../src/kernel/types.ts";
+import type { ContentBlock, MappedResult, PiContent, ResultContext } from "../../src/kernel/types.ts";
 
-type Mapper = (block: MappedBlock["source"], context: ResultContext) => Promise<PiContent[] | undefined> | PiContent[] | undefined;
+type Mapper = (block: ContentBlock, context: ResultContext) => Promise<PiContent[]> | PiContent[];
 
 const text = (value: string): PiContent[] => [{ type: "text", text: value }];
 const str = (value: unknown): string | undefined => (typeof value === "string" ? value : undefined);
 
 /**
- * The built-in mappers, one per MCP content type. Each fills only blocks of its
- * type that no earlier tap (a third-party mapper at an earlier stage) mapped.
+ * The built-in mappers, one per MCP content type, each tapping that type's
+ * `mapContent` hook at STAGE.BUILTIN: a third-party mapper that tapped the
+ * same type earlier and answered has taken the block already.
  */
 const MAPPERS: Readonly<Record<string, Mapper>> = {
   text: (block) => text(str(block.text) ?? ""),
@@ -41,16 +42,12 @@ export class ResultMappingPlugin implements KernelPlugin {
   readonly name = "result-mapping";
   apply(kernel: Kernel): void {
     for (const [type, mapper] of Object.entries(MAPPERS)) {
-      kernel.hooks.mapResult.tapPromise({ name: `${this.name}:${type}`, stage: STAGE.BUILTIN }, async (result, context) => {
-        for (const block of result.blocks) {
-          if (block.output === undefined && block.source.type === type) block.output = await mapper(block.source, context);
-        }
-        return result;
-      });
+      kernel.hooks.mapContent.for(type).tapPromise({ name: `${this.name}:${type}`, stage: STAGE.BUILTIN }, async (block, context) => mapper(block, context));
     }
     kernel.hooks.mapResult.tapPromise({ name: `${this.name}:structured`, stage: STAGE.BUILTIN }, async (result, context) =>
       withStructuredContent(result, context),
     );
+    // A block of a type no mapper took (an unknown type, or one every mapper passed on) says so.
     kernel.hooks.mapResult.tapPromise({ name: `${this.name}:unknown`, stage: STAGE.FALLBACK }, async (result) => {
       for (const block of result.blocks) block.output ??= text(`[unsupported MCP content type "${block.source.type}"]`);
       return result;

@@ -1,4 +1,5 @@
 import {
+  HookMap,
   AsyncParallelHook,
   AsyncSeriesBailHook,
   AsyncSeriesHook,
@@ -9,6 +10,8 @@ import {
 import type {
   ClientCapabilitiesDraft,
   CompletionRequest,
+  ContentBlock,
+  PiContent,
   ConnectionContext,
   HostContext,
   LiveConnection,
@@ -63,7 +66,15 @@ export function createHooks() {
 
     /** Turn an MCP tool name into a Pi tool name. */
     toolName: new SyncWaterfallHook<[string, ToolNameContext]>(["name", "context"]),
-    /** Map an MCP result to Pi content; one mapper per content type, third parties may add theirs. */
+    /**
+     * Map one content block to Pi content, one hook per content type
+     * (`mapContent.for("resource")`): the first mapper that answers wins, one
+     * that answers undefined leaves the block to the next. The built-ins tap
+     * at STAGE.BUILTIN; a third-party mapper taps before them to take the
+     * blocks it knows.
+     */
+    mapContent: new HookMap((type: string) => new AsyncSeriesBailHook<[ContentBlock, ResultContext], PiContent[] | undefined>(["block", "context"], `mapContent:${type}`)),
+    /** Refine a whole mapped result after its blocks were mapped (structured content, a block no mapper took). */
     mapResult: new AsyncSeriesWaterfallHook<[MappedResult, ResultContext]>(["result", "context"]),
     /** Keep oversized output somewhere private; the first plugin that stores it answers. */
     spill: new AsyncSeriesBailHook<[SpillRequest], SpillResult | undefined>(["request"]),

@@ -1,3 +1,4 @@
+import { HookMap } from "tapable";
 import { createHooks, type KernelHooks } from "./hooks.ts";
 import { PluginHookError } from "./errors.ts";
 import type { CommandSpec } from "./commands.ts";
@@ -36,7 +37,9 @@ export class Kernel {
   constructor(plugins: readonly KernelPlugin[]) {
     this.hooks = createHooks();
     for (const [hookName, hook] of Object.entries(this.hooks)) {
-      hook.intercept({ register: (tap) => ({ ...tap, fn: wrapTap(tap.type, tap.name, hookName, tap.fn as AnyFn) }) });
+      // A hook map's hooks (one per content type) are named with their key: "mapContent:resource".
+      if (hook instanceof HookMap) (hook as unknown as HookMap<Interceptable>).intercept({ factory: (key: unknown, inner) => nameTaps(inner, `${hookName}:${String(key)}`) });
+      else nameTaps(hook as unknown as Interceptable, hookName);
     }
     const names: string[] = [];
     for (const plugin of plugins) {
@@ -61,6 +64,17 @@ export class Kernel {
   get commands(): CommandSpec[] {
     return this.applied.flatMap((plugin) => plugin.commands ?? []);
   }
+}
+
+/** What every hook offers to interceptors (tapable's own type is per hook). */
+interface Interceptable {
+  intercept(interceptor: { register: (tap: { type: string; name: string; fn: unknown }) => unknown }): void;
+}
+
+/** Every tap of `hook` fails with an error naming its plugin and `hookName`. */
+function nameTaps<H extends Interceptable>(hook: H, hookName: string): H {
+  hook.intercept({ register: (tap) => ({ ...tap, fn: wrapTap(tap.type, tap.name, hookName, tap.fn as AnyFn) }) });
+  return hook;
 }
 
 function wrapTap(type: string, plugin: string, hook: string, fn: AnyFn): AnyFn {

@@ -149,9 +149,12 @@ export interface ToolNameContext {
   taken(name: string): boolean;
 }
 
-/** One MCP content block and what the mappers made of it so far. */
+/** One MCP content block, as the server sent it (`type` is all that is checked). */
+export type ContentBlock = Readonly<Record<string, unknown>> & { readonly type: string };
+
+/** One MCP content block and what the mappers made of it. */
 export interface MappedBlock {
-  readonly source: Readonly<Record<string, unknown>> & { type: string };
+  readonly source: ContentBlock;
   output?: PiContent[];
 }
 

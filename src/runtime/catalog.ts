@@ -1,5 +1,14 @@
+/*
+ * A server's catalog, the one place that knows it: its validated tool list
+ * (every page, checked tool by tool, filtered by the settings) and its
+ * resource lists. A connection keeps one, and it travels with the
+ * connection to the next session; the host offers Pi what it holds.
+ */
 import { isRecord } from "../safety/keys.ts";
-import type { Client } from "@modelcontextprotocol/client";
+import type { Client, Tool } from "@modelcontextprotocol/client";
+import picomatch from "picomatch";
+import type { ToolFilter } from "../kernel/settings.ts";
+import { invalidHeaderMarking } from "./header-declarations.ts";
 import { PiMcpError } from "../kernel/errors.ts";
 import type { Redactor } from "../kernel/types.ts";
 import { requestFailure } from "./errors.ts";
@@ -87,5 +96,142 @@ export class ResourceCatalog {
   refresh(): Promise<void> {
     this.lists.clear();
     return this.load();
+  }
+}
+
+/**
+ * Tool definitions nested deeper than this (objects and arrays) are left out.
+ * Every model request of Pi 1.6 structured-clones the transcript, whose system
+ * messages carry each tool's declaration (ExtensionRunner.emitContext), and V8's
+ * structured clone overflows its stack at about 1,600 levels: one such
+ * definition would fail every request. Measured in a real Pi: 1,500 levels
+ * pass, 1,600 fail; the cut leaves room. (ajv compiles input schemas of up to
+ * about 470 nested properties, ~950 levels; a deeper one fails only its own
+ * tool, at call time.)
+ */
+export const MAX_DEFINITION_DEPTH = 1_000;
+
+/** A validated tool with the JSON of its definition (what Pi is given; a change of it re-registers the tool). */
+export interface CatalogTool {
+  readonly tool: Tool;
+  readonly json: string;
+}
+
+export interface ToolListRequest {
+  readonly server: string;
+  readonly timeoutMs: number;
+  /** The server's retained log: each tool left out gets a line saying why. */
+  readonly log: (text: string) => void;
+  /** The settings' `tools.include` / `tools.exclude`. */
+  readonly filter?: ToolFilter | undefined;
+}
+
+/**
+ * The whole tool catalog, paged by explicit cursors (at most 1,000 pages, a
+ * repeated cursor is an error), checked tool by tool so one bad tool never
+ * hides the others: a tool without a name, one meant for an MCP app only, one
+ * with invalid `x-mcp-header` markings (2026-07-28 peers) or a definition
+ * nested too deeply is left out, and the settings' filter applies.
+ */
+export async function listTools(client: Client, request: ToolListRequest): Promise<CatalogTool[]> {
+  const leftOut = (tool: Tool, why: string) => request.log(`[pi-mcp] left out tool ${JSON.stringify(tool.name)}: ${why}\n`);
+  const tools = await collectPages(`${request.server} tools/list`, async (cursor) => {
+    const page = (await client.request({ method: "tools/list", params: cursor === undefined ? {} : { cursor } }, ANY_RESULT, { timeout: request.timeoutMs })) as {
+      tools?: unknown;
+      nextCursor?: string;
+    };
+    return { items: namedTools(page.tools, request.log).filter((tool) => meantForModel(tool, leftOut)), nextCursor: page.nextCursor };
+  });
+  const modern = client.getProtocolEra() === "modern";
+  const checked: CatalogTool[] = [];
+  for (const tool of filterTools(tools, request.filter)) {
+    const problem = modern ? invalidHeaderMarking(tool.inputSchema) : undefined;
+    if (problem) {
+      leftOut(tool, problem);
+      continue;
+    }
+    const json = definitionJson(tool);
+    if (typeof json === "string") checked.push({ tool, json });
+    else leftOut(tool, json.problem);
+  }
+  return checked;
+}
+
+/** Keeps every tool with a usable name; schemas are checked only when a tool is used. */
+function namedTools(value: unknown, log: (text: string) => void): Tool[] {
+  if (!Array.isArray(value)) throw new PiMcpError("failed", "tools/list returned no tools array");
+  const tools: Tool[] = [];
+  for (const tool of value) {
+    if (typeof tool === "object" && tool !== null && typeof (tool as Tool).name === "string" && (tool as Tool).name !== "") tools.push(tool as Tool);
+    else log("[pi-mcp] skipped a tool without a name\n");
+  }
+  return tools;
+}
+
+/**
+ * MCP Apps: a tool whose `_meta.ui.visibility` leaves out "model" is meant
+ * for the server's app alone (pi-mcp renders no apps), so it is not offered.
+ */
+function meantForModel(tool: Tool, leftOut: (tool: Tool, why: string) => void): boolean {
+  const visibility = (tool._meta as { ui?: { visibility?: unknown } } | undefined)?.ui?.visibility;
+  if (!Array.isArray(visibility) || visibility.includes("model")) return true;
+  leftOut(tool, "its _meta.ui.visibility is for the app only, not the model");
+  return false;
+}
+
+/** `tools.include` keeps only matching tool names (when given); `tools.exclude` then drops matches. */
+function filterTools(tools: Tool[], filter: ToolFilter | undefined): Tool[] {
+  if (!filter) return tools;
+  const include = filter.include ? picomatch([...filter.include], { dot: true }) : () => true;
+  const exclude = filter.exclude?.length ? picomatch([...filter.exclude], { dot: true }) : () => false;
+  return tools.filter((tool) => include(tool.name) && !exclude(tool.name));
+}
+
+/** The definition's JSON, or why it cannot be offered: nested too deeply to serialize safely. */
+function definitionJson(tool: Tool): string | { problem: string } {
+  let json: string;
+  try {
+    json = JSON.stringify(tool);
+  } catch (error) {
+    return { problem: `its definition cannot be serialized (${error instanceof Error ? error.message : String(error)})` };
+  }
+  // A JSON text nested d levels deep has at least 2d characters: short ones need no scan.
+  if (json.length > 2 * MAX_DEFINITION_DEPTH && jsonDepth(json) > MAX_DEFINITION_DEPTH) {
+    return { problem: `its definition is nested more than ${MAX_DEFINITION_DEPTH} levels deep` };
+  }
+  return json;
+}
+
+/** The nesting depth of a JSON text, counted without recursion. */
+function jsonDepth(json: string): number {
+  let depth = 0;
+  let max = 0;
+  let inString = false;
+  for (let i = 0; i < json.length; i++) {
+    const c = json.charCodeAt(i);
+    if (inString) {
+      if (c === 0x5c) i++;
+      else if (c === 0x22) inString = false;
+    } else if (c === 0x22) inString = true;
+    else if (c === 0x7b || c === 0x5b) max = Math.max(max, ++depth);
+    else if (c === 0x7d || c === 0x5d) depth--;
+  }
+  return max;
+}
+
+/**
+ * What one connection knows of its server's catalog: the validated tools
+ * (kept until the next successful listing, also across a reconnect) and the
+ * resource lists of the current client.
+ */
+export class ServerCatalog {
+  /** The validated tools, in the server's order. */
+  tools: readonly CatalogTool[] = [];
+  /** The current client's resource lists; none while there is no client, or when the server offers no resources. */
+  resources: ResourceCatalog | undefined;
+
+  /** The tools' MCP names. */
+  toolNames(): string[] {
+    return this.tools.map((entry) => entry.tool.name);
   }
 }

@@ -1,5 +1,4 @@
 import { Client, type Tool, type Transport } from "@modelcontextprotocol/client";
-import picomatch from "picomatch";
 import type { Exposure, ServerEntry } from "../kernel/settings.ts";
 import type { ConnectionState, ConnectionStatus } from "../kernel/status.ts";
 import type { LiveServer, RequestOptions } from "../kernel/host.ts";
@@ -15,10 +14,8 @@ import { createRedactor, safeHead, safeText } from "../safety/text.ts";
 import { Changes, inBackground, withDeadline } from "../kernel/async.ts";
 import { coalesce } from "./coalesce.ts";
 import { authStateOf, classifyFailure, isConnectionLost, isExpiredSession, noStreamableHttpHint, requestFailure } from "./errors.ts";
-import { invalidHeaderMarking } from "./header-declarations.ts";
-import { ANY_RESULT, CLIENT_INFO, type CatalogItem, type OptionalListMethod, type ResourceListMethod } from "../kernel/protocol.ts";
-import { collectPages } from "./paging.ts";
-import { listOptional, ResourceCatalog } from "./catalog.ts";
+import { CLIENT_INFO, type CatalogItem, type OptionalListMethod, type ResourceListMethod } from "../kernel/protocol.ts";
+import { listOptional, listTools, ResourceCatalog, ServerCatalog } from "./catalog.ts";
 import { RetainedLog } from "./retained-log.ts";
 import { retryDelayMs } from "./retry.ts";
 
@@ -73,19 +70,18 @@ export class ServerConnection implements LiveServer {
    */
   private readonly sdkSink: SdkOutputSink = (line) => this.logValue.append(`${createRedactor(this.authSecrets(), this.host.redact)(line)}\n`);
   private generation = 0;
-  private toolList: Tool[] = [];
   /** The current attempt's transport, whose evidence explains a failure. */
   private handle: TransportHandle | undefined;
   /** What the current attempt is doing, for the cause of a connect timeout. */
   private phase = "starting";
-  /** Resources and templates of the current client, kept with the connection (and across handoff). */
-  private resourceCatalog: ResourceCatalog | undefined;
+  /** The server's catalog (validated tools, resource lists), kept with the connection (and across handoff). */
+  private readonly catalogValue = new ServerCatalog();
   /** Optional lists the current client's server answered with -32601 (logged once each). */
   private notImplemented = new Set<string>();
   /** Tool calls in flight, newest last: server requests are answered in their scope. */
   private readonly calls: CallScope[] = [];
   private readonly refreshTools = coalesce(CATALOG_COALESCE_MS, () => this.reloadTools(), this.report("re-listing the tools"));
-  private readonly refreshResources = coalesce(CATALOG_COALESCE_MS, () => this.resourceCatalog?.refresh(), this.report("re-listing the resources"));
+  private readonly refreshResources = coalesce(CATALOG_COALESCE_MS, () => this.catalogValue.resources?.refresh(), this.report("re-listing the resources"));
   /** Which session's host owns the connection; handlers of an earlier owner see `isCurrent()` false. */
   private epoch = 0;
   /** Set while the connection waits in the pool between two sessions. */
@@ -197,8 +193,9 @@ export class ServerConnection implements LiveServer {
     return this.stateValue;
   }
 
-  get tools(): readonly Tool[] {
-    return this.toolList;
+  /** What the connection knows of its server's catalog: the validated tools and the resource lists. */
+  get catalog(): ServerCatalog {
+    return this.catalogValue;
   }
 
   /** The server's request timeout (its own setting, else the global one), never past the request deadline. */
@@ -225,7 +222,7 @@ export class ServerConnection implements LiveServer {
       ...(this.causeText !== undefined && { cause: this.causeText }),
       ...(this.stateValue === "connected" && this.client?.getNegotiatedProtocolVersion() && { protocolVersion: this.client.getNegotiatedProtocolVersion()! }),
       ...(version && { serverInfo: { name: safeText(version.name, this.host.redact), version: safeText(version.version, this.host.redact) } }),
-      tools: this.toolList.length,
+      tools: this.catalogValue.tools.length,
       exposures: this.exposureCounts(),
       ...(this.connectedAt !== undefined && { connectedAt: this.connectedAt }),
       ...(this.pid !== undefined && { pid: this.pid }),
@@ -244,7 +241,7 @@ export class ServerConnection implements LiveServer {
   /** How many of the server's tools have each exposure. */
   private exposureCounts(): Partial<Record<Exposure, number>> {
     const counts: Partial<Record<Exposure, number>> = {};
-    for (const tool of this.toolList) {
+    for (const { tool } of this.catalogValue.tools) {
       const exposure = exposureOf(this.hostValue.config, this.entry.definition, tool.name);
       counts[exposure] = (counts[exposure] ?? 0) + 1;
     }
@@ -383,7 +380,7 @@ export class ServerConnection implements LiveServer {
       }, () => undefined);
     client.setNotificationHandler("notifications/tools/list_changed", toolsChanged);
     client.setNotificationHandler("notifications/resources/list_changed", resourcesChanged);
-    this.resourceCatalog = undefined;
+    this.catalogValue.resources = undefined;
     this.notImplemented = new Set();
     hooks.clientCreated.call(this.live(generation));
     this.phase = this.entry.transport === "stdio" ? "waiting for the server process to answer the protocol handshake" : "waiting for the server to answer the protocol handshake";
@@ -396,7 +393,7 @@ export class ServerConnection implements LiveServer {
       // Listed now, beside the tools, but not waited for: resources are optional, so a slow or failing
       // listing never holds the connection up; its readers (and `test`) wait for it, and it stays cached.
       const catalog = new ResourceCatalog((method) => this.listOptional(client, method));
-      this.resourceCatalog = catalog;
+      this.catalogValue.resources = catalog;
       inBackground(() => catalog.load(), this.report("listing the resources"));
     }
     await this.loadTools(generation).catch((error: unknown) => Promise.reject(this.namedListFailure(error)));
@@ -430,7 +427,7 @@ export class ServerConnection implements LiveServer {
 
   /** A cached resource list: empty when the server offers no resources; fetched again when the last attempt failed. */
   resourceList(method: ResourceListMethod): Promise<readonly CatalogItem[]> {
-    return this.resourceCatalog?.get(method) ?? Promise.resolve([]);
+    return this.catalogValue.resources?.get(method) ?? Promise.resolve([]);
   }
 
   /** An unexpected close (a crash, a dropped connection) reconnects by the retry policy. */
@@ -441,7 +438,7 @@ export class ServerConnection implements LiveServer {
       return;
     }
     this.client = undefined;
-    this.resourceCatalog = undefined;
+    this.catalogValue.resources = undefined;
     this.transport = undefined;
     this.pid = undefined;
     if (this.stateValue === "connecting") return; // the attempt is still loading the catalogs: it fails itself
@@ -501,41 +498,10 @@ export class ServerConnection implements LiveServer {
   private async loadTools(generation: number): Promise<void> {
     const client = this.client;
     if (!client || !client.getServerCapabilities()?.tools) return;
-    const tools = await this.listTools(client);
+    const tools = await listTools(client, { server: this.name, timeoutMs: this.requestTimeoutMs, log: (text) => this.log.append(text), filter: this.entry.definition?.tools });
     if (generation !== this.generation) return;
-    this.toolList = filterTools(tools, this.entry.definition?.tools);
+    this.catalogValue.tools = tools;
     this.events.toolsChanged(this);
-  }
-
-  /**
-   * The whole tool catalog, paged by explicit cursors (at most 1,000 pages, a
-   * repeated cursor is an error, one bad tool never hides the others). On
-   * 2026-07-28 peers a tool with invalid `x-mcp-header` markings is left out.
-   */
-  private async listTools(client: Client): Promise<Tool[]> {
-    const tools = await collectPages(`${this.name} tools/list`, async (cursor) => {
-      const page = (await client.request({ method: "tools/list", params: cursor === undefined ? {} : { cursor } }, ANY_RESULT, {
-        timeout: this.requestTimeoutMs,
-      })) as { tools?: unknown; nextCursor?: string };
-      return { items: validTools(page.tools, this.log).filter((tool) => this.meantForModel(tool)), nextCursor: page.nextCursor };
-    });
-    if (client.getProtocolEra() !== "modern") return tools;
-    return tools.filter((tool) => {
-      const problem = invalidHeaderMarking(tool.inputSchema);
-      if (problem) this.log.append(`[pi-mcp] left out tool ${JSON.stringify(tool.name)}: ${problem}\n`);
-      return problem === undefined;
-    });
-  }
-
-  /**
-   * MCP Apps: a tool whose `_meta.ui.visibility` leaves out "model" is meant
-   * for the server's app alone (pi-mcp renders no apps), so it is not offered.
-   */
-  private meantForModel(tool: Tool): boolean {
-    const visibility = (tool._meta as { ui?: { visibility?: unknown } } | undefined)?.ui?.visibility;
-    if (!Array.isArray(visibility) || visibility.includes("model")) return true;
-    this.log.append(`[pi-mcp] left out tool ${JSON.stringify(tool.name)}: its _meta.ui.visibility is for the app only, not the model\n`);
-    return false;
   }
 
   /**
@@ -550,7 +516,7 @@ export class ServerConnection implements LiveServer {
       this.resourceList("resources/templates/list"),
       client.getServerCapabilities()?.prompts ? this.listOptional(client, "prompts/list") : [],
     ]);
-    return { tools: this.toolList.length, resources: resources.length, resourceTemplates: resourceTemplates.length, prompts: prompts.length };
+    return { tools: this.catalogValue.tools.length, resources: resources.length, resourceTemplates: resourceTemplates.length, prompts: prompts.length };
   }
 
   /** Resolves once no announced catalog change is still folded or being re-listed. */
@@ -621,7 +587,7 @@ export class ServerConnection implements LiveServer {
   private async discardClient(): Promise<void> {
     const client = this.client;
     this.client = undefined;
-    this.resourceCatalog = undefined;
+    this.catalogValue.resources = undefined;
     this.transport = undefined;
     this.pid = undefined;
     if (!client) return;
@@ -684,25 +650,6 @@ async function closeParts(started: StartedParts): Promise<void> {
   if (started.client) started.client.onclose = undefined;
   await started.client?.close().catch(() => undefined);
   await started.transport?.close().catch(() => undefined);
-}
-
-/** Keeps every tool with a usable name; schemas are checked only when a tool is used. */
-function validTools(value: unknown, log: RetainedLog): Tool[] {
-  if (!Array.isArray(value)) throw new PiMcpError("failed", "tools/list returned no tools array");
-  const tools: Tool[] = [];
-  for (const tool of value) {
-    if (typeof tool === "object" && tool !== null && typeof (tool as Tool).name === "string" && (tool as Tool).name !== "") tools.push(tool as Tool);
-    else log.append("[pi-mcp] skipped a tool without a name\n");
-  }
-  return tools;
-}
-
-/** `tools.include` keeps only matching tool names (when given); `tools.exclude` then drops matches. */
-function filterTools(tools: Tool[], filter: { include?: readonly string[]; exclude?: readonly string[] } | undefined): Tool[] {
-  if (!filter) return tools;
-  const include = filter.include ? picomatch([...filter.include], { dot: true }) : () => true;
-  const exclude = filter.exclude?.length ? picomatch([...filter.exclude], { dot: true }) : () => false;
-  return tools.filter((tool) => include(tool.name) && !exclude(tool.name));
 }
 
 /**

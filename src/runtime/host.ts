@@ -2,7 +2,7 @@ import type { Tool } from "@modelcontextprotocol/client";
 import type { EffectiveConfig } from "../kernel/settings.ts";
 import { DEFAULTS } from "../kernel/settings.ts";
 import type { PluginKernel } from "../kernel/hooks.ts";
-import type { PluginHost, ResultOrigin, ResultPipeline } from "../kernel/host.ts";
+import type { PluginHost, ResultPipeline } from "../kernel/host.ts";
 import type { CompletionRequest, ConnectionContext, HostContext, Redactor, SystemPromptContext } from "../kernel/types.ts";
 import { withoutRootFolders } from "../config/roots.ts";
 import { Changes, inBackground } from "../kernel/async.ts";
@@ -16,7 +16,8 @@ import type { CallOptions, ToolOutcome } from "../kernel/services.ts";
 import { poolKey, type ConnectionPool } from "./pool.ts";
 import { RetainedLog } from "./retained-log.ts";
 import { LazySchemas } from "./schemas.ts";
-import { callServerTool, finishOutcome, mapContent } from "./tool-call.ts";
+import { callServerTool } from "./tool-call.ts";
+import { HostResults } from "./results.ts";
 import { TOOL_NAME_PATTERN } from "../kernel/limits.ts";
 
 /** A server tool as Pi should see it. */
@@ -73,10 +74,7 @@ export class McpHost<K extends PluginKernel = PluginKernel> implements PluginHos
   /** Woken at every change of a connection's state (what `settled` waits on). */
   private readonly stateChanges = new Changes();
   /** The result pipeline plugins reach through this host (with its current context). */
-  readonly results: ResultPipeline = {
-    map: (origin, raw, details) => mapContent(this.resultOrigin(origin), raw, details),
-    finish: (origin, mapped) => finishOutcome(this.resultOrigin(origin), mapped),
-  };
+  readonly results: ResultPipeline;
   private stopped = false;
   /** `hostStart`, fired once by the first start: servers connect only after every tap ran. */
   private started: Promise<void> | undefined;
@@ -103,6 +101,7 @@ export class McpHost<K extends PluginKernel = PluginKernel> implements PluginHos
       reach: { get: () => this.currentRedact.reach },
     }) as Redactor;
     this.contextValue = { ...context, redact };
+    this.results = new HostResults(kernel, () => this.contextValue);
   }
 
   get context(): HostContext {
@@ -273,9 +272,6 @@ export class McpHost<K extends PluginKernel = PluginKernel> implements PluginHos
     return (await this.kernel.hooks.complete.promise(request)) ?? [];
   }
 
-  private resultOrigin(origin: ResultOrigin) {
-    return { kernel: this.kernel, host: this.context, server: origin.server, operation: origin.operation };
-  }
 
   status(): ConnectionStatus[] {
     return [...this.connections.values()].map((connection) => connection.status());
@@ -316,30 +312,22 @@ export class McpHost<K extends PluginKernel = PluginKernel> implements PluginHos
    */
   private async bridgeTools(): Promise<void> {
     if (this.stopped) return;
-    const offered: { server: string; tool: Tool; connection: ServerConnection }[] = [];
-    for (const connection of this.connections.values()) {
-      if (connection.state !== "connected") continue;
-      for (const tool of connection.tools) offered.push({ server: connection.name, tool, connection });
-    }
     const servers = this.config.servers.map((entry) => entry.name);
-    const catalogs = new Map<ServerConnection, string[]>();
     const changed: BridgedTool[] = [];
     const now = new Set<string>();
-    for (const { server, tool, connection } of offered) {
-      if (!catalogs.has(connection)) catalogs.set(connection, connection.tools.map((each) => each.name));
-      const name = this.piNameOf(connection, tool.name, catalogs.get(connection)!, servers);
-      if (name === undefined) continue;
-      // Pi and model clients serialize tool definitions recursively: one nested too deeply would break every model request.
-      const fingerprint = definitionFingerprint(tool);
-      if (typeof fingerprint !== "string") {
-        connection.log.append(`[pi-mcp] left out tool ${JSON.stringify(tool.name)}: ${fingerprint.problem}\n`);
-        continue;
+    for (const connection of this.connections.values()) {
+      if (connection.state !== "connected") continue;
+      const server = connection.name;
+      const serverTools = connection.catalog.toolNames();
+      for (const { tool, json } of connection.catalog.tools) {
+        const name = this.piNameOf(connection, tool.name, serverTools, servers);
+        if (name === undefined) continue;
+        now.add(name);
+        const exposure = exposureOf(this.config, connection.entry.definition, tool.name);
+        if (this.registered.get(name) === `${exposure}:${json}` && this.active.has(name)) continue;
+        this.registered.set(name, `${exposure}:${json}`);
+        changed.push({ name, server, tool, exposure, execute: (args, options) => this.execute(connection, tool, args, options) });
       }
-      now.add(name);
-      const exposure = exposureOf(this.config, connection.entry.definition, tool.name);
-      if (this.registered.get(name) === `${exposure}:${fingerprint}` && this.active.has(name)) continue;
-      this.registered.set(name, `${exposure}:${fingerprint}`);
-      changed.push({ name, server, tool, exposure, execute: (args, options) => this.execute(connection, tool, args, options) });
     }
     this.synced = [...this.connections.values()]
       .filter((connection) => connection.state === "connected")
@@ -347,7 +335,7 @@ export class McpHost<K extends PluginKernel = PluginKernel> implements PluginHos
       .map((connection) => ({
         name: connection.name,
         instructions: connection.instructions(),
-        exposures: [...new Set(connection.tools.map((tool) => exposureOf(this.config, connection.entry.definition, tool.name)))].sort(),
+        exposures: [...new Set(connection.catalog.tools.map(({ tool }) => exposureOf(this.config, connection.entry.definition, tool.name)))].sort(),
       }));
     const gone = [...this.active].filter((name) => !now.has(name));
     for (const name of gone) this.active.delete(name);
@@ -415,7 +403,7 @@ export class McpHost<K extends PluginKernel = PluginKernel> implements PluginHos
     if (this.stopped || this.connections.get(connection.name) !== connection) {
       return Promise.reject(new Error(`${connection.name}/${tool.name}: this session's MCP host has been released`));
     }
-    return callServerTool(this.kernel, this.schemas, connection, tool, args, options);
+    return callServerTool(this.results, this.schemas, connection, tool, args, options);
   }
 
   /**
@@ -460,46 +448,3 @@ function killQuietly(pid: number): void {
   }
 }
 
-/**
- * Tool definitions nested deeper than this (objects and arrays) are left out.
- * Every model request of Pi 1.6 structured-clones the transcript, whose system
- * messages carry each tool's declaration (ExtensionRunner.emitContext), and V8's
- * structured clone overflows its stack at about 1,600 levels: one such
- * definition would fail every request. Measured in a real Pi: 1,500 levels
- * pass, 1,600 fail; the cut leaves room. (ajv compiles input schemas of up to
- * about 470 nested properties, ~950 levels; a deeper one fails only its own
- * tool, at call time.)
- */
-export const MAX_DEFINITION_DEPTH = 1_000;
-
-/** The definition's JSON, or why it cannot be offered: nested too deeply to serialize safely. */
-function definitionFingerprint(tool: Tool): string | { problem: string } {
-  let json: string;
-  try {
-    json = JSON.stringify(tool);
-  } catch (error) {
-    return { problem: `its definition cannot be serialized (${error instanceof Error ? error.message : String(error)})` };
-  }
-  // A JSON text nested d levels deep has at least 2d characters: short ones need no scan.
-  if (json.length > 2 * MAX_DEFINITION_DEPTH && jsonDepth(json) > MAX_DEFINITION_DEPTH) {
-    return { problem: `its definition is nested more than ${MAX_DEFINITION_DEPTH} levels deep` };
-  }
-  return json;
-}
-
-/** The nesting depth of a JSON text, counted without recursion. */
-function jsonDepth(json: string): number {
-  let depth = 0;
-  let max = 0;
-  let inString = false;
-  for (let i = 0; i < json.length; i++) {
-    const c = json.charCodeAt(i);
-    if (inString) {
-      if (c === 0x5c) i++;
-      else if (c === 0x22) inString = false;
-    } else if (c === 0x22) inString = true;
-    else if (c === 0x7b || c === 0x5b) max = Math.max(max, ++depth);
-    else if (c === 0x7d || c === 0x5d) depth--;
-  }
-  return max;
-}

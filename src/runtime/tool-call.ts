@@ -1,11 +1,9 @@
 import { ANY_RESULT } from "../kernel/protocol.ts";
 import type { Tool } from "@modelcontextprotocol/client";
-import { describeError, PiMcpError } from "../kernel/errors.ts";
-import type { PluginKernel } from "../kernel/hooks.ts";
-import type { HostContext, MappedResult, PiContent, ResultContext } from "../kernel/types.ts";
+import { PiMcpError } from "../kernel/errors.ts";
+import type { ResultPipeline } from "../kernel/host.ts";
 import type { ServerConnection } from "./connection.ts";
 import { requestFailure } from "./errors.ts";
-import { extensionFor, writePrivateFile } from "../config/private-files.ts";
 import type { LazySchemas } from "./schemas.ts";
 import type { CallOptions, ProgressUpdate, ToolOutcome } from "../kernel/services.ts";
 
@@ -17,7 +15,7 @@ export type { CallOptions, ProgressUpdate, ToolOutcome };
  * Pi's abort signal, then maps, validates and limits the result.
  */
 export async function callServerTool(
-  kernel: PluginKernel,
+  results: ResultPipeline,
   schemas: LazySchemas,
   connection: ServerConnection,
   tool: Tool,
@@ -28,7 +26,7 @@ export async function callServerTool(
   const checked = checkArguments(schemas, tool, args);
   if (!checked.ok) throw new PiMcpError("failed", `${label}: ${checked.message}`);
   const raw = await sendCall(connection, tool, checked.args, options, label);
-  return mapCallResult(kernel, schemas, connection, tool, raw);
+  return mapCallResult(results, schemas, connection, tool, raw);
 }
 
 /**
@@ -92,20 +90,20 @@ async function sendCall(
   }
 }
 
-/** Runs the mapping waterfall, output-schema validation and the model-facing size limit. */
+/** Runs the result pipeline with the output-schema check between mapping and Pi's limits. */
 export async function mapCallResult(
-  kernel: PluginKernel,
+  results: ResultPipeline,
   schemas: LazySchemas,
   connection: ServerConnection,
   tool: Tool,
   raw: Record<string, unknown>,
 ): Promise<ToolOutcome> {
-  const where = { kernel, host: connection.host, server: connection.name, operation: tool.name };
+  const where = { server: connection.name, operation: tool.name };
   // `content` may be left out (it then means none), but anything else than a list breaks the protocol: an error, not an empty answer.
   if (raw.content !== undefined && !Array.isArray(raw.content)) {
     throw new PiMcpError("failed", `${connection.name}/${tool.name}: the server answered with an invalid result (content is not a list)`);
   }
-  const mapped = await mapContent(where, raw, { server: connection.name, tool: tool.name });
+  const mapped = await results.map(where, raw, { server: connection.name, tool: tool.name });
   if (tool.outputSchema && !mapped.isError) {
     const check = raw.structuredContent === undefined ? { ok: false as const, message: "the tool has an output schema but returned no structured content" } : schemas.check(tool.outputSchema, raw.structuredContent, "structured content");
     if (!check.ok) {
@@ -113,68 +111,5 @@ export async function mapCallResult(
       mapped.trailer.push({ type: "text", text: `[warning: ${check.message}]` });
     }
   }
-  return finishOutcome(where, mapped);
-}
-
-/** Where a result comes from: enough to map it, save its files and spill it. */
-export interface ResultOrigin {
-  readonly kernel: PluginKernel;
-  readonly host: HostContext;
-  readonly server: string;
-  readonly operation: string;
-}
-
-/** Maps any MCP result with `content` blocks (a tool result, resource contents, prompt messages) through the mappers. */
-export async function mapContent(origin: ResultOrigin, raw: Record<string, unknown>, details: Record<string, unknown>): Promise<MappedResult> {
-  const { host } = origin;
-  const context: ResultContext = {
-    host,
-    server: origin.server,
-    operation: origin.operation,
-    raw,
-    saveFile: (bytes, hint) => writePrivateFile(host.privateDir, "content", `${hint.name ?? "content"}${extensionFor(hint.mimeType)}`, bytes),
-  };
-  const blocks = Array.isArray(raw.content) ? raw.content.filter(isBlock) : [];
-  const initial: MappedResult = { blocks: blocks.map((source) => ({ source })), trailer: [], details, isError: raw.isError === true };
-  return origin.kernel.hooks.mapResult.promise(initial, context);
-}
-
-/** Flattens mapped blocks into Pi content within Pi's limits (spilling the rest). */
-export async function finishOutcome(origin: ResultOrigin, mapped: MappedResult): Promise<ToolOutcome> {
-  const content = [...mapped.blocks.flatMap((block) => block.output ?? []), ...mapped.trailer];
-  return { content: await limitText(origin, content, mapped.details), details: mapped.details, isError: mapped.isError };
-}
-
-function isBlock(value: unknown): value is Record<string, unknown> & { type: string } {
-  return typeof value === "object" && value !== null && typeof (value as { type?: unknown }).type === "string";
-}
-
-/**
- * Keeps model-facing text within Pi's limits. When it is cut, the complete
- * text goes to a private Result Spill file whose path the model is given.
- */
-async function limitText(origin: ResultOrigin, content: PiContent[], details: Record<string, unknown>): Promise<PiContent[]> {
-  const { kernel, host, server, operation } = origin;
-  const texts = content.filter((item): item is Extract<PiContent, { type: "text" }> => item.type === "text");
-  if (texts.length === 0) return content;
-  const full = texts.map((item) => item.text).join("\n");
-  const cut = host.truncate(full);
-  if (!cut.truncated) return content;
-  let spill: { path: string } | undefined;
-  let unsaved: string | undefined;
-  try {
-    spill = await kernel.hooks.spill.promise({ host, server, operation, text: full });
-  } catch (error) {
-    // The spill folder cannot be written (full disk, permissions, ...): the model still gets the cut text, and is told why.
-    unsaved = host.redact(describeError(error));
-    details.spillError = unsaved;
-  }
-  if (spill) details.spillPath = spill.path;
-  const note = spill
-    ? `\n\n[output truncated to Pi's limit; the complete ${full.length}-character output is in ${spill.path}]`
-    : unsaved !== undefined
-      ? `\n\n[output truncated to Pi's limit; the complete ${full.length}-character output could not be saved: ${unsaved}]`
-      : "\n\n[output truncated to Pi's limit]";
-  const images = content.filter((item) => item.type === "image");
-  return [{ type: "text", text: cut.text + note }, ...images];
+  return results.finish(where, mapped);
 }

@@ -3,7 +3,8 @@ import { createKernel, internalPlugins } from "../../src/composition.ts";
 import { PluginHookError } from "../../src/kernel/errors.ts";
 import { Kernel, STAGE, type KernelPlugin } from "../../src/kernel/kernel.ts";
 import { registerPlugin } from "../../src/kernel/registry.ts";
-import type { ConnectionContext, MappedResult, ResultContext } from "../../src/kernel/types.ts";
+import type { ConnectionContext, HostContext, MappedResult, ResultContext } from "../../src/kernel/types.ts";
+import { HostResults } from "../../src/runtime/results.ts";
 
 const plugin = (name: string, apply: (kernel: Kernel) => void): KernelPlugin => ({ name, apply });
 const noContext = {} as ResultContext;
@@ -47,6 +48,38 @@ describe("the kernel", () => {
     ]);
     await kernel.hooks.mapResult.promise(emptyResult(), noContext);
     expect(order).toEqual(["early", "builtin"]);
+  });
+
+  it("a mapper for one content type is one tap: it takes the blocks it answers for and leaves the rest to the built-ins", async () => {
+    const csv: KernelPlugin = plugin("acme-csv", (k) =>
+      k.hooks.mapContent.for("resource").tapPromise({ name: "acme-csv", stage: STAGE.BEFORE_BUILTIN }, async (block) => {
+        const resource = block.resource as { mimeType?: string; text?: string };
+        return resource.mimeType === "text/csv" ? [{ type: "text", text: `CSV rows: ${resource.text?.split("\n").length}` }] : undefined;
+      }),
+    );
+    const kernel = createKernel({ plugins: [csv] });
+    const host = { truncate: (text: string) => ({ text, truncated: false }), redact: (text: string) => text, privateDir: "/nonexistent" } as unknown as HostContext;
+    const results = new HostResults(kernel, () => host);
+    const raw = {
+      content: [
+        { type: "resource", resource: { uri: "file:///a.csv", mimeType: "text/csv", text: "a,b\n1,2" } },
+        { type: "resource", resource: { uri: "file:///b.txt", mimeType: "text/plain", text: "plain" } },
+        { type: "text", text: "hello" },
+        { type: "acme-unknown" },
+      ],
+    };
+    const outcome = await results.finish({ server: "s", operation: "t" }, await results.map({ server: "s", operation: "t" }, raw, {}));
+    expect(outcome.content).toEqual([
+      { type: "text", text: "CSV rows: 2" },
+      { type: "text", text: "[resource file:///b.txt from s, text/plain]\nplain" },
+      { type: "text", text: "hello" },
+      { type: "text", text: '[unsupported MCP content type "acme-unknown"]' },
+    ]);
+  });
+
+  it("names the plugin and the content type when a mapper fails", async () => {
+    const kernel = new Kernel([plugin("bad-text", (k) => k.hooks.mapContent.for("text").tapPromise("bad-text", async () => Promise.reject(new Error("no"))))]);
+    await expect(kernel.hooks.mapContent.for("text").promise({ type: "text", text: "x" }, noContext)).rejects.toMatchObject({ plugin: "bad-text", hook: "mapContent:text" });
   });
 
   it("refuses the same plugin twice", () => {

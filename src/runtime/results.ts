@@ -1,0 +1,84 @@
+/*
+ * The result pipeline: every MCP answer with content (tool results, resource
+ * contents, prompt messages, the resource listings) is mapped block by block
+ * by the mappers of its content type (`mapContent`), refined as a whole
+ * (`mapResult`), then kept within Pi's limits with a Result Spill for what is
+ * cut. Plugins reach it only through their host (`PluginHost.results`).
+ */
+import { describeError } from "../kernel/errors.ts";
+import type { PluginKernel } from "../kernel/hooks.ts";
+import type { ResultOrigin, ResultPipeline } from "../kernel/host.ts";
+import type { ToolOutcome } from "../kernel/services.ts";
+import type { ContentBlock, HostContext, MappedBlock, MappedResult, PiContent, ResultContext } from "../kernel/types.ts";
+import { extensionFor, writePrivateFile } from "../config/private-files.ts";
+
+export class HostResults implements ResultPipeline {
+  private readonly kernel: PluginKernel;
+  private readonly host: () => HostContext;
+
+  // Fields written out (no parameter properties): Node's type stripping can load this file as it is.
+  constructor(kernel: PluginKernel, host: () => HostContext) {
+    this.kernel = kernel;
+    this.host = host;
+  }
+
+  async map(origin: ResultOrigin, raw: Readonly<Record<string, unknown>>, details: Record<string, unknown>): Promise<MappedResult> {
+    const host = this.host();
+    const context: ResultContext = {
+      host,
+      server: origin.server,
+      operation: origin.operation,
+      raw,
+      saveFile: (bytes, hint) => writePrivateFile(host.privateDir, "content", `${hint.name ?? "content"}${extensionFor(hint.mimeType)}`, bytes),
+    };
+    const sources = Array.isArray(raw.content) ? raw.content.filter(isBlock) : [];
+    const blocks = await Promise.all(sources.map((source) => this.mapBlock(source, context)));
+    return this.kernel.hooks.mapResult.promise({ blocks, trailer: [], details, isError: raw.isError === true }, context);
+  }
+
+  /** One block through the mappers of its type; none answering leaves it unmapped (for `mapResult` to handle). */
+  private async mapBlock(source: ContentBlock, context: ResultContext): Promise<MappedBlock> {
+    const output = await this.kernel.hooks.mapContent.get(source.type)?.promise(source, context);
+    return output === undefined ? { source } : { source, output };
+  }
+
+  async finish(origin: ResultOrigin, mapped: MappedResult): Promise<ToolOutcome> {
+    const content = [...mapped.blocks.flatMap((block) => block.output ?? []), ...mapped.trailer];
+    return { content: await this.limitText(origin, content, mapped.details), details: mapped.details, isError: mapped.isError };
+  }
+
+  /**
+   * Keeps model-facing text within Pi's limits. When it is cut, the complete
+   * text goes to a private Result Spill file whose path the model is given.
+   */
+  private async limitText(origin: ResultOrigin, content: PiContent[], details: Record<string, unknown>): Promise<PiContent[]> {
+    const host = this.host();
+    const { server, operation } = origin;
+    const texts = content.filter((item): item is Extract<PiContent, { type: "text" }> => item.type === "text");
+    if (texts.length === 0) return content;
+    const full = texts.map((item) => item.text).join("\n");
+    const cut = host.truncate(full);
+    if (!cut.truncated) return content;
+    let spill: { path: string } | undefined;
+    let unsaved: string | undefined;
+    try {
+      spill = await this.kernel.hooks.spill.promise({ host, server, operation, text: full });
+    } catch (error) {
+      // The spill folder cannot be written (full disk, permissions, ...): the model still gets the cut text, and is told why.
+      unsaved = host.redact(describeError(error));
+      details.spillError = unsaved;
+    }
+    if (spill) details.spillPath = spill.path;
+    const note = spill
+      ? `\n\n[output truncated to Pi's limit; the complete ${full.length}-character output is in ${spill.path}]`
+      : unsaved !== undefined
+        ? `\n\n[output truncated to Pi's limit; the complete ${full.length}-character output could not be saved: ${unsaved}]`
+        : "\n\n[output truncated to Pi's limit]";
+    const images = content.filter((item) => item.type === "image");
+    return [{ type: "text", text: cut.text + note }, ...images];
+  }
+}
+
+function isBlock(value: unknown): value is ContentBlock {
+  return typeof value === "object" && value !== null && typeof (value as { type?: unknown }).type === "string";
+}
