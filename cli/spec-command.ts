@@ -6,6 +6,7 @@
  */
 import { defineCommand, type ArgDef, type ArgsDef, type CommandDef, type ParsedArgs } from "citty";
 import { cliCommandEnvironment } from "../src/commands/environment.ts";
+import { credentialQueries } from "../plugins/auth-oauth/store.ts";
 import { checkedInput, surfaceOptions } from "../src/commands/parse.ts";
 import { usage } from "../src/kernel/commands.ts";
 import { executeCommand } from "../src/commands/run.ts";
@@ -139,7 +140,7 @@ export function specCommand(spec: CommandSpec): SpecCommand {
         json = input.options.json === true;
         return input;
       };
-      const environment = cliCommandEnvironment(io.cwd, io.env, io.createKernel, { progress: (text) => io.write("stdout", `${text}\n`) });
+      const environment = cliCommandEnvironment(io.cwd, io.env, io.createKernel, { progress: (text) => io.write("stdout", `${text}\n`), credentials: credentialQueries });
       const outcome = { result: await executeCommand(spec, parse, environment), json };
       if (data === undefined) {
         printOutcome(outcome, io);

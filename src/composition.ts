@@ -1,11 +1,15 @@
 import { Kernel, type KernelPlugin } from "./kernel/kernel.ts";
 import { registeredPlugins } from "./kernel/registry.ts";
-import type { CommandSpec } from "./kernel/commands.ts";
+import type { CommandSpec, Surface } from "./kernel/commands.ts";
+import { commandsFor } from "./commands/index.ts";
 import { RUNTIME_COMMANDS } from "./commands/runtime.ts";
 import { stdioTransportPlugin } from "../plugins/transports/stdio.ts";
 import { sseTransportPlugin, streamableHttpTransportPlugin } from "../plugins/transports/http.ts";
 import { BearerAuthPlugin } from "../plugins/auth-bearer/index.ts";
 import { OAuthPlugin } from "../plugins/auth-oauth/index.ts";
+
+/** The stored OAuth credentials, as commands ask about them (the auth-oauth plugin's store). */
+export { credentialQueries } from "../plugins/auth-oauth/store.ts";
 import { ToolNamesPlugin } from "../plugins/tool-names/index.ts";
 import { ResultMappingPlugin } from "../plugins/result-mapping/index.ts";
 import { SpillPlugin } from "../plugins/spill/index.ts";
@@ -66,4 +70,13 @@ export function createKernel(options: KernelOptions = {}): Kernel {
 /** Commands that need the runtime (connections), beside the configuration core. */
 export function runtimeCommands(): readonly CommandSpec[] {
   return RUNTIME_COMMANDS;
+}
+
+/**
+ * Every command of a surface: the core's, the runtime's and the plugins'
+ * (`KernelPlugin.commands`), in help order. `/mcp` runs exactly these; the
+ * CLI's lazily loaded subcommands are these too (a test holds them to it).
+ */
+export function surfaceCommands(surface: Surface, kernel: Kernel = createKernel()): CommandSpec[] {
+  return commandsFor(surface, [...RUNTIME_COMMANDS, ...kernel.commands]);
 }

@@ -1,5 +1,5 @@
-import { authCommand } from "../../src/commands/auth.ts";
+import { authCommand } from "../../plugins/auth-oauth/commands.ts";
 import { specCommand } from "../spec-command.ts";
 
-/** `pi-mcp auth`: the shared `auth` command (src/commands/auth.ts), parsed by citty. */
+/** `pi-mcp auth`: the shared `auth` command (plugins/auth-oauth/commands.ts), parsed by citty. */
 export default specCommand(authCommand);

@@ -1,5 +1,5 @@
-import { logoutCommand } from "../../src/commands/auth.ts";
+import { logoutCommand } from "../../plugins/auth-oauth/commands.ts";
 import { specCommand } from "../spec-command.ts";
 
-/** `pi-mcp logout`: the shared `logout` command (src/commands/auth.ts), parsed by citty. */
+/** `pi-mcp logout`: the shared `logout` command (plugins/auth-oauth/commands.ts), parsed by citty. */
 export default specCommand(logoutCommand);

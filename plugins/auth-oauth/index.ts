@@ -1,7 +1,9 @@
 import type { Kernel, KernelPlugin } from "../../src/kernel/kernel.ts";
-import { OAuthSession } from "../../src/auth/provider.ts";
+import { OAuthSession } from "./provider.ts";
 import { usesOAuth } from "../../src/kernel/settings.ts";
-import { CredentialStore, definitionBinding } from "../../src/auth/store.ts";
+import { CredentialStore, definitionBinding } from "./store.ts";
+import { authCommand, logoutCommand } from "./commands.ts";
+import type { CommandSpec } from "../../src/kernel/commands.ts";
 
 /**
  * OAuth for remote servers whose `auth` is `{type: "oauth"}` or omitted (a
@@ -13,6 +15,8 @@ import { CredentialStore, definitionBinding } from "../../src/auth/store.ts";
  */
 export class OAuthPlugin implements KernelPlugin {
   readonly name = "auth-oauth";
+  /** `auth` and `logout`, on both surfaces. */
+  readonly commands: readonly CommandSpec[] = [authCommand, logoutCommand];
   apply(kernel: Kernel): void {
     // Stored credentials are part of a connection's identity: after a logout or a new `auth` elsewhere, a retained client is not reused.
     kernel.hooks.authIdentity.tap(this.name, (identity, context) => {

@@ -3,15 +3,19 @@ import { agentDir } from "../config/paths.ts";
 import { savedProjectTrust } from "../config/trust.ts";
 import type { EffectiveConfig } from "../kernel/settings.ts";
 import type { Kernel } from "../kernel/kernel.ts";
-import { credentialQueries } from "../auth/store.ts";
-import type { CommandEnvironment } from "../kernel/commands.ts";
+import type { CommandEnvironment, CredentialQueries } from "../kernel/commands.ts";
 
 export interface CliEnvironmentOptions {
   /** `--approve`/`-a` (true) or `--no-approve`/`-na` (false): the project's trust for this run. */
   readonly trustOverride?: boolean;
   /** Where lines shown before the command finishes go (default: standard output). */
   readonly progress?: (text: string) => void;
+  /** The stored credentials of an agent folder (the OAuth plugin's store, which the CLI entry supplies); default: none stored. */
+  readonly credentials?: (agentDir: string) => CredentialQueries;
 }
+
+/** A surface without a credential store: nothing is stored, nothing to remove. */
+const NO_CREDENTIALS: CredentialQueries = { has: async () => false, remove: async () => false };
 
 /**
  * The CLI has no Pi session: it reads Pi's saved trust decision, which
@@ -33,7 +37,7 @@ export function cliCommandEnvironment(
     env,
     projectTrusted: savedTrust === true,
     savedTrust,
-    credentials: credentialQueries(agent),
+    credentials: options.credentials?.(agent) ?? NO_CREDENTIALS,
     progress: options.progress ?? ((text) => void process.stdout.write(`${text}\n`)),
     createKernel,
     withTrust: (trusted) => cliCommandEnvironment(cwd, env, createKernel, { ...options, trustOverride: trusted }),

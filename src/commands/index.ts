@@ -1,6 +1,5 @@
 import { PiMcpError } from "../kernel/errors.ts";
 import { stripTerminalControls } from "../safety/text.ts";
-import { authCommand, logoutCommand } from "./auth.ts";
 import { getCommand } from "./get.ts";
 import { commandHelp } from "./help.ts";
 import { importCommand } from "./import.ts";
@@ -13,7 +12,7 @@ import { setupCommand } from "./setup.ts";
 import type { CommandEnvironment, CommandResult, CommandSpec, Surface } from "../kernel/commands.ts";
 
 /** Every command, in the order help lists them. Runtime commands join through `extraCommands`. */
-export const CORE_COMMANDS: readonly CommandSpec[] = [setupCommand, listCommand, getCommand, addCommand, removeCommand, enableCommand, disableCommand, authCommand, logoutCommand, importCommand];
+export const CORE_COMMANDS: readonly CommandSpec[] = [setupCommand, listCommand, getCommand, addCommand, removeCommand, enableCommand, disableCommand, importCommand];
 
 export function commandsFor(surface: Surface, extra: readonly CommandSpec[] = []): CommandSpec[] {
   return [...CORE_COMMANDS, ...extra].filter((command) => command.surfaces.includes(surface));

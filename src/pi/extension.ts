@@ -8,10 +8,9 @@ import {
   type ExtensionContext,
 } from "@earendil-works/pi-coding-agent";
 import { parseArgsStringToArgv } from "string-argv";
-import { commandsFor, helpCommand, runCommandLine } from "../commands/index.ts";
-import { credentialQueries } from "../auth/store.ts";
+import { helpCommand, runCommandLine } from "../commands/index.ts";
 import type { CommandEnvironment, CommandResult, CommandSpec, RuntimeControl } from "../kernel/commands.ts";
-import { createKernel, runtimeCommands, type KernelOptions } from "../composition.ts";
+import { createKernel, credentialQueries, surfaceCommands, type KernelOptions } from "../composition.ts";
 import { loadConfig } from "../config/load.ts";
 import { agentDir } from "../config/paths.ts";
 import { savedProjectTrust } from "../config/trust.ts";
@@ -73,7 +72,6 @@ export function registerPiMcp(pi: ExtensionAPI, kernelOptions: KernelOptions = {
   let sessionFolder: SessionFolder | undefined;
   // Feature plugins own some commands; a kernel built now lists them (hosts build their own).
   const featureKernel = createKernel(kernelOptions);
-  const featureCommands = featureKernel.commands;
   /** What plugins' Pi parts follow of the current session (the MCP Observer UI's footer and notices). */
   let observers: SessionObserver[] = [];
   const updateObservers = () => {
@@ -90,7 +88,8 @@ export function registerPiMcp(pi: ExtensionAPI, kernelOptions: KernelOptions = {
     const rendering = parts.find((part) => part.toolRendering)?.toolRendering?.(featureKernel, currentRedactor);
     return (piName) => rendering?.earlierTool(piName);
   });
-  const commands = (): CommandSpec[] => [...commandsFor("pi", [...runtimeCommands(), ...featureCommands]), helpCommand(() => commands())];
+  const surface = surfaceCommands("pi", featureKernel);
+  const commands = (): CommandSpec[] => [...surface, helpCommand(() => commands())];
 
   const environment = (ctx: ExtensionContext): CommandEnvironment => {
     const agent = agentDir();

@@ -3,9 +3,9 @@
 // and what output and logs may show. Same real stack as oauth.test.ts.
 import { readFile } from "node:fs/promises";
 import { describe, expect, it } from "vitest";
-import { authorize } from "../../src/auth/flow.ts";
+import { authorize } from "../../plugins/auth-oauth/flow.ts";
 import { setBrowserOpener } from "../../src/safety/browser.ts";
-import { CredentialStore } from "../../src/auth/store.ts";
+import { CredentialStore } from "../../plugins/auth-oauth/store.ts";
 import type { RemoteDefinition } from "../../src/kernel/settings.ts";
 import type { OAuthStackOptions } from "./fixtures/oauth-stack.ts";
 import { accessTokenExpiry, runCommand, useOAuthScene } from "./helpers.ts";

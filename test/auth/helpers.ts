@@ -8,11 +8,11 @@ import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterEach } from "vitest";
 import { setBrowserOpener } from "../../src/safety/browser.ts";
-import { commandsFor, runCommandLine, type CommandResult } from "../../src/commands/index.ts";
+import { runCommandLine, type CommandResult } from "../../src/commands/index.ts";
 import { cliCommandEnvironment } from "../../src/commands/environment.ts";
+import { credentialQueries } from "../../plugins/auth-oauth/store.ts";
 import type { CommandEnvironment, RuntimeControl } from "../../src/kernel/commands.ts";
-import { RUNTIME_COMMANDS } from "../../src/commands/runtime.ts";
-import { createKernel } from "../../src/composition.ts";
+import { createKernel, surfaceCommands } from "../../src/composition.ts";
 import { loadConfig } from "../../src/config/load.ts";
 import type { HostContext } from "../../src/kernel/types.ts";
 import type { ConnectionState } from "../../src/kernel/status.ts";
@@ -115,9 +115,9 @@ export async function accessTokenExpiry(storePath: string, server = "remote"): P
 /** Runs a command line through the shared core on the CLI surface (or /mcp with `runtime`), capturing progress lines. */
 export async function runCommand(box: Sandbox, argv: readonly string[], runtime?: RuntimeControl): Promise<CommandResult & { progress: string[] }> {
   const progress: string[] = [];
-  const base = cliCommandEnvironment(box.projectDir, box.env(), async () => createKernel());
+  const base = cliCommandEnvironment(box.projectDir, box.env(), async () => createKernel(), { credentials: credentialQueries });
   const env: CommandEnvironment = { ...base, ...(runtime && { surface: "pi" as const, runtime }), progress: (text) => progress.push(text) };
-  const commands = commandsFor(runtime ? "pi" : "cli", RUNTIME_COMMANDS);
+  const commands = surfaceCommands(runtime ? "pi" : "cli");
   const result = await runCommandLine(commands, argv, env);
   return { ...result, progress };
 }

@@ -9,7 +9,7 @@ import { readFile } from "node:fs/promises";
 import { afterEach, describe, expect, it } from "vitest";
 import { IssuerMismatchError } from "@modelcontextprotocol/client";
 import { setBrowserOpener } from "../../src/safety/browser.ts";
-import { legacyDiscovery } from "../../src/auth/legacy.ts";
+import { legacyDiscovery } from "../../plugins/auth-oauth/legacy.ts";
 import { accessTokenExpiry, runCommand, useOAuthScene } from "./helpers.ts";
 
 const scene = useOAuthScene();

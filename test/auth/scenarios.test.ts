@@ -5,7 +5,7 @@
 // `iss` on the callback). `npm test` proves them without `npm run conformance`.
 import { readFile } from "node:fs/promises";
 import { describe, expect, it } from "vitest";
-import { setBrowserOpener } from "../../src/auth/flow.ts";
+import { setBrowserOpener } from "../../plugins/auth-oauth/flow.ts";
 import { CLIENT_METADATA_URL, type OAuthStackOptions } from "./fixtures/oauth-stack.ts";
 import { authorizationUrlIn, runCommand, useOAuthScene } from "./helpers.ts";
 

@@ -3,7 +3,7 @@
 // stack as oauth.test.ts (oidc-provider in front of a real MCP server).
 import { readFile } from "node:fs/promises";
 import { expect, it } from "vitest";
-import { setBrowserOpener } from "../../src/auth/flow.ts";
+import { setBrowserOpener } from "../../plugins/auth-oauth/flow.ts";
 import type { ListDocument } from "../../src/commands/list.ts";
 import { runCommand, useOAuthScene } from "./helpers.ts";
 

@@ -6,7 +6,7 @@
 import { existsSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { commandsFor, helpCommand, runCommandLine, type CommandEnvironment } from "../../src/commands/index.ts";
-import { runtimeCommands } from "../../src/composition.ts";
+import { runtimeCommands, surfaceCommands } from "../../src/composition.ts";
 import { loadConfig } from "../../src/config/load.ts";
 import { noKernel, runCli, useSandbox, type Sandbox } from "../helpers/tmp.ts";
 
@@ -418,7 +418,7 @@ describe("list", () => {
 describe("the Pi surface (hand-built CommandEnvironment)", () => {
   it("rejects the standalone-only list --json and --approve as usage errors", async () => {
     const { env } = piEnvironment(sandbox());
-    const commands = commandsFor("pi");
+    const commands = surfaceCommands("pi");
     expect((await runCommandLine(commands, ["list", "--json"], env)).exitCode).toBe(2);
     expect((await runCommandLine(commands, ["add", "-a", "x", "https://x.example.com"], env)).exitCode).toBe(2);
     expect((await runCommandLine(commands, ["list"], env)).exitCode).toBe(0);
@@ -445,14 +445,14 @@ describe("the Pi surface (hand-built CommandEnvironment)", () => {
       status: async () => ({ config, servers: config.servers.map((entry) => ({ name: entry.name, state: "connected" as const })) as never }),
       reconnect: async (name: string) => void reconnected.push(name),
     };
-    const result = await runCommandLine(commandsFor("pi"), ["logout", "--all", "--force"], { ...env, runtime });
+    const result = await runCommandLine(surfaceCommands("pi"), ["logout", "--all", "--force"], { ...env, runtime });
     expect(result.exitCode, result.output).toBe(0);
     expect(reconnected.sort()).toEqual(["discovered", "oauth"]);
   });
 
   it("help and usage errors show only the options of their surface", async () => {
     const { env } = piEnvironment(sandbox());
-    const commands = commandsFor("pi");
+    const commands = surfaceCommands("pi");
     const wrong = await runCommandLine(commands, ["list", "--json"], env);
     expect(wrong.output).toMatch(/usage: list$/);
     const all = commandsFor("pi", runtimeCommands());
@@ -466,7 +466,7 @@ describe("the Pi surface (hand-built CommandEnvironment)", () => {
   it("add persists first and then asks the runtime to connect; remove persists first and then disconnects", async () => {
     const box = sandbox();
     const { env, events } = piEnvironment(box);
-    const commands = commandsFor("pi");
+    const commands = surfaceCommands("pi");
     expect((await runCommandLine(commands, ["add", "docs", "https://x.example.com/mcp"], env)).exitCode).toBe(0);
     expect((await runCommandLine(commands, ["disable", "docs"], env)).exitCode).toBe(0);
     expect((await runCommandLine(commands, ["enable", "docs"], env)).exitCode).toBe(0);
@@ -482,8 +482,8 @@ describe("the Pi surface (hand-built CommandEnvironment)", () => {
 
   it("a failed mutation does not notify the runtime", async () => {
     const { env, events } = piEnvironment(sandbox());
-    expect((await runCommandLine(commandsFor("pi"), ["remove", "ghost"], env)).exitCode).toBe(1);
-    expect((await runCommandLine(commandsFor("pi"), ["add", "x", "ftp://x"], env)).exitCode).toBe(1);
+    expect((await runCommandLine(surfaceCommands("pi"), ["remove", "ghost"], env)).exitCode).toBe(1);
+    expect((await runCommandLine(surfaceCommands("pi"), ["add", "x", "ftp://x"], env)).exitCode).toBe(1);
     expect(events).toEqual([]);
   });
 
@@ -491,7 +491,7 @@ describe("the Pi surface (hand-built CommandEnvironment)", () => {
     const box = sandbox();
     const { env } = piEnvironment(box, { stored: ["docs"] });
     await box.writeJson(box.globalSettings, { mcp: { servers: { docs: { url: "https://x.example.com", auth: { type: "oauth" } }, other: { command: "n" } } } });
-    const result = await runCommandLine(commandsFor("pi"), ["list"], env);
+    const result = await runCommandLine(surfaceCommands("pi"), ["list"], env);
     expect(result.output).toMatch(/docs\s+global\s+enabled\s+http\s+oauth\s+yes/);
     expect(result.output).toMatch(/other\s+global\s+enabled\s+stdio\s+none\s+no/);
   });
@@ -499,7 +499,7 @@ describe("the Pi surface (hand-built CommandEnvironment)", () => {
   it("remove --logout also removes stored credentials and says whether there were any", async () => {
     const box = sandbox();
     const { env, events } = piEnvironment(box, { stored: ["a"] });
-    const commands = commandsFor("pi");
+    const commands = surfaceCommands("pi");
     await runCommandLine(commands, ["add", "a", "https://a.example.com"], env);
     await runCommandLine(commands, ["add", "b", "https://b.example.com"], env);
     const a = await runCommandLine(commands, ["remove", "--logout", "a"], env);
@@ -512,10 +512,10 @@ describe("the Pi surface (hand-built CommandEnvironment)", () => {
   it("-l on the Pi surface follows Pi's saved trust", async () => {
     const box = sandbox();
     const trusted = piEnvironment(box, { savedTrust: true });
-    expect((await runCommandLine(commandsFor("pi"), ["add", "-l", "p", "--", "node"], trusted.env)).exitCode).toBe(0);
+    expect((await runCommandLine(surfaceCommands("pi"), ["add", "-l", "p", "--", "node"], trusted.env)).exitCode).toBe(0);
     expect(await projectServers()).toEqual({ p: { command: "node" } });
     const untrusted = piEnvironment(box, { savedTrust: null });
-    const result = await runCommandLine(commandsFor("pi"), ["add", "-l", "q", "--", "node"], untrusted.env);
+    const result = await runCommandLine(surfaceCommands("pi"), ["add", "-l", "q", "--", "node"], untrusted.env);
     expect(result.exitCode).toBe(1);
     expect(result.output).toMatch(/trust/);
     expect(await projectServers()).toEqual({ p: { command: "node" } });

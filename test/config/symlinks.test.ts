@@ -8,7 +8,7 @@ import { lstat, mkdir, readFile, readlink, stat, symlink, writeFile } from "node
 import { join } from "node:path";
 import lockfile from "proper-lockfile";
 import { afterEach, describe, expect, it } from "vitest";
-import { CredentialStore, bindingFor } from "../../src/auth/store.ts";
+import { CredentialStore, bindingFor } from "../../plugins/auth-oauth/store.ts";
 import { smallDisk, type SmallDisk } from "../helpers/disk.ts";
 import { runCli, strayFiles, useSandbox } from "../helpers/tmp.ts";
 import { eventually } from "../helpers/wait.ts";

@@ -11,7 +11,7 @@ import { pathToFileURL } from "node:url";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { persistLog } from "../../plugins/logging/persist.ts";
 import { retainedLogPath } from "../../plugins/logging/index.ts";
-import { CredentialStore, bindingFor } from "../../src/auth/store.ts";
+import { CredentialStore, bindingFor } from "../../plugins/auth-oauth/store.ts";
 import { STALE_LOCK_MS, writeAtomically } from "../../src/config/atomic-file.ts";
 import { RetainedLog } from "../../src/runtime/retained-log.ts";
 import { writePrivateFile } from "../../src/config/private-files.ts";
@@ -241,7 +241,7 @@ describe("a writer killed mid-write", () => {
 
   it("logout --all --force removes the credential temporary file it left (holding a PKCE verifier), whatever its age", async () => {
     const script = `
-      const { CredentialStore } = await import(${JSON.stringify(moduleUrl("src/auth/store.ts"))});
+      const { CredentialStore } = await import(${JSON.stringify(moduleUrl("plugins/auth-oauth/store.ts"))});
       const store = new CredentialStore(process.argv[3]);
       const binding = ${JSON.stringify(BINDING)};
       await store.updateEntry("docs", binding, (entry) => {

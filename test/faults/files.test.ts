@@ -5,10 +5,10 @@
 import { readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { credentialStore } from "../../src/commands/auth.ts";
-import { commandsFor, runCommandLine } from "../../src/commands/index.ts";
+import { credentialStore } from "../../plugins/auth-oauth/commands.ts";
+import { runCommandLine } from "../../src/commands/index.ts";
 import type { CommandEnvironment } from "../../src/kernel/commands.ts";
-import { createKernel, runtimeCommands } from "../../src/composition.ts";
+import { createKernel, surfaceCommands } from "../../src/composition.ts";
 import { loadConfig } from "../../src/config/load.ts";
 import type { EffectiveConfig } from "../../src/kernel/settings.ts";
 import { McpHost } from "../../src/runtime/host.ts";
@@ -69,7 +69,7 @@ async function runningPi(): Promise<{ env: CommandEnvironment; sink: ReturnType<
   return { env, sink, changes: () => changes };
 }
 
-const run = (env: CommandEnvironment, argv: string[]) => runCommandLine(commandsFor("pi", runtimeCommands()), argv, env);
+const run = (env: CommandEnvironment, argv: string[]) => runCommandLine(surfaceCommands("pi"), argv, env);
 
 async function call(sink: ReturnType<typeof recordingSink>, server: string, text: string): Promise<string> {
   return textOf(await sink.tools.get(`mcp__${server}__echo`)!.execute({ text }, {}));

@@ -13,6 +13,7 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterEach, beforeEach, onTestFinished, vi } from "vitest";
 import { cliCommandEnvironment } from "../../src/commands/environment.ts";
+import { credentialQueries } from "../../plugins/auth-oauth/store.ts";
 import lockfile from "proper-lockfile";
 import { crashGuardEnv } from "../setup/crash-guard-env.ts";
 import { until } from "./wait.ts";
@@ -79,7 +80,7 @@ export function noKernel(): never {
 
 /** The CLI surface's environment for `argv`, exactly as the pi-mcp binary builds it. */
 export function cliEnvironment(_argv: readonly string[], cwd: string, env: NodeJS.ProcessEnv): CommandEnvironment {
-  return cliCommandEnvironment(cwd, env, async () => noKernel());
+  return cliCommandEnvironment(cwd, env, async () => noKernel(), { credentials: credentialQueries });
 }
 
 /**

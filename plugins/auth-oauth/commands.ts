@@ -1,9 +1,9 @@
-import { AuthFlowError } from "../auth/errors.ts";
-import { CredentialStore } from "../auth/store.ts";
-import { usesOAuth, type EffectiveConfig, type RemoteDefinition, type ServerEntry } from "../kernel/settings.ts";
-import { PiMcpError, describeError } from "../kernel/errors.ts";
-import { createRedactor, safeText } from "../safety/text.ts";
-import type { CommandEnvironment, CommandResult, CommandSpec } from "../kernel/commands.ts";
+import { AuthFlowError } from "./errors.ts";
+import { CredentialStore } from "./store.ts";
+import { usesOAuth, type EffectiveConfig, type RemoteDefinition, type ServerEntry } from "../../src/kernel/settings.ts";
+import { PiMcpError, describeError } from "../../src/kernel/errors.ts";
+import { createRedactor, safeText } from "../../src/safety/text.ts";
+import type { CommandEnvironment, CommandResult, CommandSpec } from "../../src/kernel/commands.ts";
 
 /** The credential store of a surface's agent folder (`<agentDir>/mcp-auth.json`). */
 export function credentialStore(agentDir: string): CredentialStore {
@@ -73,7 +73,7 @@ export const authCommand: CommandSpec = {
     const live = env.runtime ? (await env.runtime.host()).server(name) : undefined;
     let outcome;
     try {
-      const { authorize } = await import("../auth/flow.ts");
+      const { authorize } = await import("./flow.ts");
       outcome = await authorize({
         server: name,
         definition,

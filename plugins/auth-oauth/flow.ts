@@ -34,14 +34,14 @@ import {
   type AuthorizationServerMetadata,
   type Transport,
 } from "@modelcontextprotocol/client";
-import type { RemoteDefinition } from "../kernel/settings.ts";
-import { describeError } from "../kernel/errors.ts";
-import { withDeadline } from "../kernel/async.ts";
-import { CLIENT_INFO } from "../kernel/protocol.ts";
-import type { Redactor } from "../kernel/types.ts";
-import { openWebPage, webUrl } from "../safety/browser.ts";
-import { withSdkOutput } from "../safety/sdk-output.ts";
-import { createRedactor, safeHead } from "../safety/text.ts";
+import type { RemoteDefinition } from "../../src/kernel/settings.ts";
+import { describeError } from "../../src/kernel/errors.ts";
+import { withDeadline } from "../../src/kernel/async.ts";
+import { CLIENT_INFO } from "../../src/kernel/protocol.ts";
+import type { Redactor } from "../../src/kernel/types.ts";
+import { openWebPage, webUrl } from "../../src/safety/browser.ts";
+import { withSdkOutput } from "../../src/safety/sdk-output.ts";
+import { createRedactor, safeHead } from "../../src/safety/text.ts";
 import { AuthFlowError, ClientRegistrationRequiredError, CredentialStoreError } from "./errors.ts";
 import { authWithLegacyDiscovery, describeLegacyDiscovery } from "./legacy.ts";
 import { listenForCallback, sameText, type LoopbackListener } from "./loopback.ts";
@@ -49,7 +49,7 @@ import { OAuthSession, oauthSettings } from "./provider.ts";
 import { PENDING_FLOW_TTL_MS, definitionBinding, type CredentialStore, type PendingFlow } from "./store.ts";
 
 /** Where `auth` opens the authorization URL; tests and the conformance harness replace the opener (it stays behind the URL check). */
-export { setBrowserOpener, type BrowserOpener } from "../safety/browser.ts";
+export { setBrowserOpener, type BrowserOpener } from "../../src/safety/browser.ts";
 
 /** How long `auth` waits for the browser to come back to the loopback redirect. */
 export const DEFAULT_FLOW_TIMEOUT_MS = 5 * 60_000;

@@ -35,9 +35,9 @@ import {
   type StoredOAuthClientInformation,
   type StoredOAuthTokens,
 } from "@modelcontextprotocol/client";
-import type { RemoteDefinition } from "../kernel/settings.ts";
-import type { Redactor } from "../kernel/types.ts";
-import { DEFAULTS } from "../kernel/settings.ts";
+import type { RemoteDefinition } from "../../src/kernel/settings.ts";
+import type { Redactor } from "../../src/kernel/types.ts";
+import { DEFAULTS } from "../../src/kernel/settings.ts";
 import { AuthorizationRequiredError, ClientRegistrationRequiredError } from "./errors.ts";
 import { describeLegacyDiscovery, probeLegacyDiscovery } from "./legacy.ts";
 import { bindingMatches, definitionBinding, type Binding, type CredentialStore, type PendingFlow, type StoredDiscovery, type StoredEntry, type StoredTokens } from "./store.ts";

@@ -30,8 +30,8 @@ import {
   type OAuthClientProvider,
   type OAuthDiscoveryState,
 } from "@modelcontextprotocol/client";
-import type { Redactor } from "../kernel/types.ts";
-import { createRedactor, safeHead } from "../safety/text.ts";
+import type { Redactor } from "../../src/kernel/types.ts";
+import { createRedactor, safeHead } from "../../src/safety/text.ts";
 import type { StoredDiscovery } from "./store.ts";
 
 /** Discovery accepted by the 2025-03-26 rule. */

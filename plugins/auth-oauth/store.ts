@@ -22,11 +22,11 @@ import { closeSync, constants, openSync, readFileSync } from "node:fs";
 import { chmod, lstat, mkdir, rm, stat } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import type { OAuthClientInformationMixed, OAuthTokens } from "@modelcontextprotocol/client";
-import { readFileNoFollow, removeTemporaries, withFileLock, writeAtomically } from "../config/atomic-file.ts";
-import type { CredentialQueries } from "../kernel/commands.ts";
-import { DEFAULTS, usesOAuth, type RemoteDefinition } from "../kernel/settings.ts";
+import { readFileNoFollow, removeTemporaries, withFileLock, writeAtomically } from "../../src/config/atomic-file.ts";
+import type { CredentialQueries } from "../../src/kernel/commands.ts";
+import { DEFAULTS, usesOAuth, type RemoteDefinition } from "../../src/kernel/settings.ts";
 import { CredentialStoreError } from "./errors.ts";
-import { keyedRecord, parseJson } from "../safety/keys.ts";
+import { keyedRecord, parseJson } from "../../src/safety/keys.ts";
 
 export const AUTH_FILE_NAME = "mcp-auth.json";
 const STORE_VERSION = 1;
