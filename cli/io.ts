@@ -1,5 +1,6 @@
 import type { CommandResult } from "../src/kernel/commands.ts";
 import type { Kernel } from "../src/kernel/kernel.ts";
+import type { EffectiveConfig } from "../src/kernel/settings.ts";
 import { terminalSafeJson } from "../src/safety/text.ts";
 
 /** What a command line came to: the result, and whether JSON was asked for. */
@@ -15,8 +16,8 @@ export interface CliIo {
   /** Whether standard output is a terminal: help has colour only there (and only without NO_COLOR). */
   readonly terminal: boolean;
   write(stream: "stdout" | "stderr", text: string): void;
-  /** A kernel with every plugin, for the commands that connect (`test`, `setup`). */
-  createKernel(): Promise<Kernel>;
+  /** A kernel with every plugin the settings leave on, for the commands that connect (`test`, `setup`). */
+  createKernel(config?: EffectiveConfig): Promise<Kernel>;
 }
 
 /** The process's arguments, streams and environment; the kernel is loaded only when a command connects. */
@@ -26,7 +27,7 @@ export function processIo(): CliIo {
     env: process.env,
     terminal: process.stdout.isTTY === true,
     write: (stream, text) => void process[stream].write(text),
-    createKernel: async () => (await import("../src/composition.ts")).createKernel(),
+    createKernel: async (config) => (await import("../src/composition.ts")).createKernel(config ? { features: config.features } : {}),
   };
 }
 

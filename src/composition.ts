@@ -1,6 +1,7 @@
 import { Kernel, type KernelPlugin } from "./kernel/kernel.ts";
 import { registeredPlugins } from "./kernel/registry.ts";
 import type { CommandSpec, Surface } from "./kernel/commands.ts";
+import type { EffectiveConfig } from "./kernel/settings.ts";
 import { commandsFor } from "./commands/index.ts";
 import { RUNTIME_COMMANDS } from "./commands/runtime.ts";
 import { stdioTransportPlugin } from "../plugins/transports/stdio.ts";
@@ -25,11 +26,14 @@ import { ObserverPlugin } from "../plugins/observer/index.ts";
 
 /**
  * The composition root: the one place that lists pi-mcp's internal plugins.
- * Users and tests switch features off by name, and may add plugins of their own.
+ * Users switch feature plugins off in their settings (`mcp.features`), tests
+ * leave out any internal plugin by name, and both may add plugins of their own.
  */
 export interface KernelOptions {
-  /** Names of internal plugins to leave out. */
+  /** Names of internal plugins to leave out (tests). */
   readonly disable?: readonly string[];
+  /** The settings' `mcp.features`: a feature set to false is left out. */
+  readonly features?: EffectiveConfig["features"];
   /** Extra plugins (test doubles), applied after the internal ones and the registered ones. */
   readonly plugins?: readonly KernelPlugin[];
 }
@@ -58,7 +62,8 @@ export function internalPlugins(): KernelPlugin[] {
 }
 
 export function createKernel(options: KernelOptions = {}): Kernel {
-  const disabled = new Set(options.disable ?? []);
+  const switchedOff = Object.entries(options.features ?? {}).flatMap(([feature, on]) => (on ? [] : [feature]));
+  const disabled = new Set([...(options.disable ?? []), ...switchedOff]);
   const internal = internalPlugins();
   for (const name of disabled) {
     if (!internal.some((plugin) => plugin.name === name)) throw new Error(`unknown internal plugin "${name}"`);

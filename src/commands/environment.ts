@@ -24,7 +24,7 @@ const NO_CREDENTIALS: CredentialQueries = { has: async () => false, remove: asyn
 export function cliCommandEnvironment(
   cwd: string,
   env: NodeJS.ProcessEnv,
-  createKernel: () => Promise<Kernel>,
+  createKernel: (config?: EffectiveConfig) => Promise<Kernel>,
   options: CliEnvironmentOptions = {},
 ): CommandEnvironment {
   const agent = agentDir(env);

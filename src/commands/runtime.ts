@@ -79,7 +79,7 @@ export async function testServer(env: CommandEnvironment, config: EffectiveConfi
   const context: HostContext = { cwd: env.cwd, agentDir: env.agentDir, privateDir, config: single, redact, truncate: (text) => ({ text, truncated: false }), services: TEST_SERVICES };
   // Loaded on use: the configuration commands should not pay for the protocol stack.
   const { McpHost } = await import("../runtime/host.ts");
-  const host = new McpHost(await env.createKernel(), context, { register() {}, deactivate() {} });
+  const host = new McpHost(await env.createKernel(config), context, { register() {}, deactivate() {} });
   const started = performance.now();
   try {
     await host.startAndSettle();

@@ -2,6 +2,8 @@ import { expandStrings, hasReference, type Expansion } from "./expand.ts";
 import { checkShape, formatPath, type RawServer } from "./schema.ts";
 import {
   DEFAULTS,
+  FEATURES,
+  type Feature,
   type AuthKind,
   type ConfigIssue,
   type ConfigSources,
@@ -56,6 +58,7 @@ export function resolveConfig(
     requestDeadlineMs: pickNumber("requestDeadlineMs", DEFAULTS.requestDeadlineMs, globalMcp, projectMcp),
     retry: mergeRetry(recordOf(globalMcp.retry), recordOf(projectMcp.retry)),
     exposure: pickExposure(globalMcp, projectMcp),
+    features: mergeFeatures(recordOf(globalMcp.features), recordOf(projectMcp.features)),
     ...pickRoots(globalMcp, projectMcp),
     servers,
     secrets: expansion.secrets,
@@ -241,6 +244,13 @@ function pickRoots(...layers: Record<string, unknown>[]): { roots?: RootsSetting
   let roots: RootsSetting | undefined;
   for (const layer of layers) if (layer.roots === false || Array.isArray(layer.roots)) roots = layer.roots as RootsSetting;
   return roots === undefined ? {} : { roots };
+}
+
+/** `features` merge feature by feature (project wins); a feature not set is on. */
+function mergeFeatures(global: Record<string, unknown>, project: Record<string, unknown>): Record<Feature, boolean> {
+  const features = {} as Record<Feature, boolean>;
+  for (const feature of FEATURES) features[feature] = [project[feature], global[feature]].find((value) => typeof value === "boolean") !== false;
+  return features;
 }
 
 function mergeRetry(global: Record<string, unknown>, project: Record<string, unknown>): RetryPolicy {

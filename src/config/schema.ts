@@ -63,11 +63,26 @@ const Retry = NotArray.and(type({
   "+": "reject",
 }));
 
+/** `mcp.features`: a feature plugin set to false is left out of every host. */
+const Features = NotArray.and(type({
+  "resources?": "boolean",
+  "prompts?": "boolean",
+  "completion?": "boolean",
+  "sampling?": "boolean",
+  "elicitation?": "boolean",
+  "roots?": "boolean",
+  "logging?": "boolean",
+  "instructions?": "boolean",
+  "observer?": "boolean",
+  "+": "reject",
+}));
+
 export const RawMcp = NotArray.and(type({
   "connectTimeoutMs?": positiveMs,
   "requestTimeoutMs?": positiveMs,
   "requestDeadlineMs?": positiveMs,
   "retry?": Retry,
+  "features?": Features,
   "exposure?": Exposure,
   "roots?": Roots,
   "servers?": NotArray.and(type({ "[string]": RawServer.or("null") })),

@@ -96,8 +96,8 @@ export interface CommandEnvironment {
   readonly progress?: (text: string) => void;
   /** The same environment with the project's trust decided for this run (the CLI's `--approve`/`--no-approve`). */
   withTrust?(trusted: boolean): CommandEnvironment;
-  /** A kernel with the surface's plugins, for temporary connections (`test`). */
-  createKernel(): Promise<PluginKernel>;
+  /** A kernel with the surface's plugins and the settings' features (`mcp.features`), for temporary connections (`test`). */
+  createKernel(config?: EffectiveConfig): Promise<PluginKernel>;
   /** Load the merged configuration (cached by the surface if it likes). */
   loadConfig(): Promise<EffectiveConfig>;
 }

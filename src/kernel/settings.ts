@@ -101,6 +101,10 @@ export interface ConfigIssue {
   readonly file?: string;
 }
 
+/** The feature plugins a person may switch off (`mcp.features`); each is on unless set to false. */
+export const FEATURES = ["resources", "prompts", "completion", "sampling", "elicitation", "roots", "logging", "instructions", "observer"] as const;
+export type Feature = (typeof FEATURES)[number];
+
 export interface EffectiveConfig {
   readonly valid: boolean;
   readonly issues: readonly ConfigIssue[];
@@ -110,6 +114,8 @@ export interface EffectiveConfig {
   readonly retry: RetryPolicy;
   /** The default exposure of every server's tools (`direct` unless configured). */
   readonly exposure: Exposure;
+  /** Which feature plugins run (`mcp.features`; a host built from these settings leaves out those set to false). */
+  readonly features: Readonly<Record<Feature, boolean>>;
   /** The default roots of every server; absent: Pi's working folder. */
   readonly roots?: RootsSetting;
   /** Sorted by name. When `valid` is false the host connects nothing. */

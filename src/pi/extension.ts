@@ -50,6 +50,11 @@ const piTruncate: Truncator = (text) => {
   return { text: head, truncated: true };
 };
 
+/** The kernel options with the settings' `mcp.features` (switched-off feature plugins are left out). */
+function withFeatures(options: KernelOptions, settings: EffectiveConfig | undefined): KernelOptions {
+  return settings ? { ...options, features: settings.features } : options;
+}
+
 /**
  * The Pi side of pi-mcp: registers `/mcp` (which makes Pi 0.99.1+ skip its
  * built-in MCP extension), and at session start connects the configured
@@ -88,7 +93,7 @@ export function registerPiMcp(pi: ExtensionAPI, kernelOptions: KernelOptions = {
     const rendering = parts.find((part) => part.toolRendering)?.toolRendering?.(featureKernel, currentRedactor);
     return (piName) => rendering?.earlierTool(piName);
   });
-  const surface = surfaceCommands("pi", featureKernel);
+  let surface = surfaceCommands("pi", featureKernel);
   const commands = (): CommandSpec[] => [...surface, helpCommand(() => commands())];
 
   const environment = (ctx: ExtensionContext): CommandEnvironment => {
@@ -103,7 +108,7 @@ export function registerPiMcp(pi: ExtensionAPI, kernelOptions: KernelOptions = {
       savedTrust: savedProjectTrust(agent, ctx.cwd),
       credentials: credentialQueries(agent),
       progress: (text) => (ctx.mode === "print" ? void writeSync(1, `${text}\n`) : ctx.ui.notify(text, "info")),
-      createKernel: async () => createKernel(kernelOptions),
+      createKernel: async (settings) => createKernel(withFeatures(kernelOptions, settings)),
       loadConfig: async () => (config = await loadConfig({ agentDir: agent, cwd: ctx.cwd, projectTrusted, env: process.env })),
       ...(hostReady && { runtime: runtimeControl(hostReady, ctx) }),
     };
@@ -133,7 +138,9 @@ export function registerPiMcp(pi: ExtensionAPI, kernelOptions: KernelOptions = {
     // Held while the session lives: no sweep (of this Pi or another) removes it meanwhile.
     sessionFolder = await sessionFolders.claim(agent, ctx.sessionManager.getSessionId(), ctx.sessionManager.getSessionFile());
     const privateDir = sessionFolder.path;
-    const kernel = createKernel(kernelOptions);
+    const kernel = createKernel(withFeatures(kernelOptions, loaded));
+    // The session's commands are its features' (a feature switched off in the settings takes its commands along).
+    surface = surfaceCommands("pi", kernel);
     const parts = await kernel.piParts();
     const redact = () => currentHost?.context.redact ?? context.redact;
     const rendering = parts.find((part) => part.toolRendering)?.toolRendering?.(kernel, redact);

@@ -445,3 +445,26 @@ describe("every problem is reported, not only the first", () => {
     expect(config.issues[0]!.message).toMatch(/not valid JSON/);
   });
 });
+
+describe("mcp.features", () => {
+  it("switches feature plugins off by name, each other feature staying on", async () => {
+    const config = await load({ features: { sampling: false, observer: false, prompts: true }, servers: {} });
+    expect(config.valid).toBe(true);
+    expect(config.features).toMatchObject({ sampling: false, observer: false, prompts: true, resources: true, elicitation: true, roots: true });
+  });
+
+  it("rejects a feature that is not a boolean, and a name that is no feature, at their paths", async () => {
+    const config = await load({ features: { sampling: "off", "tool-names": false }, servers: {} });
+    expectIssues(config, ["mcp.features.sampling", "mcp.features.tool-names"]);
+    expect(issueAt(config, "mcp.features.sampling")).toMatch(/boolean/);
+  });
+
+  it("a project's features win feature by feature over the global ones", async () => {
+    const box = sandbox();
+    await box.writeJson(box.globalSettings, { mcp: { features: { sampling: false, roots: false } } });
+    await box.writeJson(box.projectSettings, { mcp: { features: { roots: true } } });
+    const env = box.env();
+    const config = await loadConfig({ agentDir: agentDir(env), cwd: box.projectDir, projectTrusted: true, env });
+    expect(config.features).toMatchObject({ sampling: false, roots: true });
+  });
+});

@@ -21,7 +21,7 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createKernel } from "../../src/composition.ts";
-import { DEFAULTS, type AuthConfig, type EffectiveConfig, type RemoteDefinition } from "../../src/kernel/settings.ts";
+import { DEFAULTS, FEATURES, type AuthConfig, type EffectiveConfig, type RemoteDefinition } from "../../src/kernel/settings.ts";
 import { authorize } from "../../plugins/auth-oauth/flow.ts";
 import { setBrowserOpener } from "../../src/safety/browser.ts";
 import { CredentialStore } from "../../plugins/auth-oauth/store.ts";
@@ -248,6 +248,7 @@ function effectiveConfig(url: string, transport: "http" | "sse", auth?: AuthConf
   return {
     valid: true,
     exposure: "direct",
+    features: Object.fromEntries(FEATURES.map((feature) => [feature, true])) as EffectiveConfig["features"],
     issues: [],
     connectTimeoutMs: CONNECT_TIMEOUT_MS,
     requestTimeoutMs: REQUEST_TIMEOUT_MS,

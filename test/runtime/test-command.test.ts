@@ -7,7 +7,8 @@ import { afterEach, beforeEach, expect, it } from "vitest";
 import { commandsFor, runCommandLine } from "../../src/commands/index.ts";
 import { cliCommandEnvironment } from "../../src/commands/environment.ts";
 import type { TestedServer } from "../../src/commands/runtime.ts";
-import { createKernel, runtimeCommands } from "../../src/composition.ts";
+import { createKernel, runtimeCommands, type KernelOptions } from "../../src/composition.ts";
+import type { KernelPlugin } from "../../src/kernel/kernel.ts";
 import { childServers, everythingStdio, startHost } from "../helpers/host.ts";
 import { nodePath } from "../helpers/servers.ts";
 
@@ -26,10 +27,10 @@ afterEach(async () => {
   await rm(root, { recursive: true, force: true });
 });
 
-async function runTest(argv: string[], servers: Record<string, unknown>) {
+async function runTest(argv: string[], servers: Record<string, unknown>, kernelOptions: KernelOptions = {}) {
   await writeFile(join(root, "agent", "settings.json"), JSON.stringify({ mcp: { connectTimeoutMs: 8_000, requestTimeoutMs: 8_000, retry: { maxRetries: 2, initialDelayMs: 50 }, servers } }));
   const env = { PATH: process.env.PATH ?? "", HOME: root, PI_CODING_AGENT_DIR: join(root, "agent"), PI_MCP_TEST_SECRET: SECRET };
-  const environment = cliCommandEnvironment(join(root, "project"), env, async () => createKernel());
+  const environment = cliCommandEnvironment(join(root, "project"), env, async () => createKernel(kernelOptions));
   const result = await runCommandLine(commandsFor("cli", runtimeCommands()), argv, environment);
   return { ...result, servers: ((result.json ?? { servers: [] }) as { servers: TestedServer[] }).servers };
 }
@@ -51,6 +52,21 @@ it("reports server-everything: ok, protocol version, server info, catalog counts
   // The JSON document is plain data: it survives a round trip unchanged.
   expect(JSON.parse(JSON.stringify(result.json))).toEqual(result.json);
   expect(result.output).toContain("✓ everything");
+});
+
+it("fires the host's lifecycle hooks as Pi does: hostStart before any server connects, hostShutdown once they closed", async () => {
+  const seen: string[] = [];
+  const recorder: KernelPlugin = {
+    name: "test-lifecycle",
+    apply(kernel) {
+      kernel.hooks.hostStart.tap("test-lifecycle", (host) => void seen.push(`hostStart ${host.server("everything")?.state}`));
+      kernel.hooks.serverConnected.tap("test-lifecycle", (connection) => void seen.push(`serverConnected ${connection.server.name}`));
+      kernel.hooks.hostShutdown.tapPromise("test-lifecycle", async (host) => void seen.push(`hostShutdown ${host.status().map((status) => status.state).join(",")}`));
+    },
+  };
+  const result = await runTest(["test", "everything", "--json"], { everything: everythingStdio() }, { plugins: [recorder] });
+  expect(result.exitCode).toBe(0);
+  expect(seen).toEqual(["hostStart undefined", "serverConnected everything", "hostShutdown disabled"]);
 });
 
 it("declares what Pi declares: server-everything offers test as many tools as a Pi host with a model (sampling included)", async () => {
