@@ -2,10 +2,11 @@
  * How long the built `pi-mcp` program takes to start and finish a quick
  * command: `--version`, `--help`, `list` (with two servers configured) and
  * `list --json`, each a fresh Node process, interleaved round by round.
- * The first argument is the number of rounds, the second another build to
- * measure (e.g. an older checkout's dist/cli/index.mjs), for before/after figures.
+ * The first argument is the number of rounds; any further ones are the builds
+ * to measure (e.g. an older checkout's dist/cli/index.mjs and this one), all
+ * in the same rounds, for before/after figures (default: this checkout's).
  *
- *   node --experimental-transform-types --no-warnings bench/cli-start.ts [rounds] [path/to/dist/cli/index.mjs]
+ *   node --experimental-transform-types --no-warnings bench/cli-start.ts [rounds] [dist/cli/index.mjs…]
  */
 import { spawnSync } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
@@ -30,7 +31,7 @@ function runOnce(bin: string, args: readonly string[], env: NodeJS.ProcessEnv): 
 
 function main(): void {
   const rounds = Number(process.argv[2] ?? 20);
-  const bin = process.argv[3] ?? CLI_BIN;
+  const builds = process.argv.length > 3 ? process.argv.slice(3) : [CLI_BIN];
   const agentDir = mkdtempSync(join(tmpdir(), "pi-mcp-cli-start-"));
   try {
     writeFileSync(
@@ -38,11 +39,15 @@ function main(): void {
       JSON.stringify({ mcp: { servers: { docs: { url: "https://mcp.example.com/mcp" }, local: { command: "node", args: ["server.mjs"] } } } }),
     );
     const env = { ...process.env, PI_CODING_AGENT_DIR: agentDir, HOME: agentDir };
-    for (const args of COMMANDS) runOnce(bin, args, env); // warm-up: file caches
-    const samples = new Map(COMMANDS.map((args) => [args, [] as number[]]));
-    for (let i = 0; i < rounds; i++) for (const args of COMMANDS) samples.get(args)!.push(runOnce(bin, args, env));
-    console.log(`| command | median ms (${rounds} runs) |\n| --- | --- |`);
-    for (const [args, times] of samples) console.log(`| pi-mcp ${args.join(" ")} | ${round(median(times), 1)} |`);
+    const runs = builds.flatMap((bin) => COMMANDS.map((args) => ({ bin, args, times: [] as number[] })));
+    for (const run of runs) runOnce(run.bin, run.args, env); // warm-up: file caches
+    // Every build and command in each round, so that the machine's drift hits all alike.
+    for (let i = 0; i < rounds; i++) for (const run of runs) run.times.push(runOnce(run.bin, run.args, env));
+    console.log(`| command | ${builds.join(" | ")} |\n| --- |${builds.map(() => " --- |").join("")}`);
+    for (const args of COMMANDS) {
+      const cells = builds.map((bin) => `${round(median(runs.find((run) => run.bin === bin && run.args === args)!.times), 1)} ms`);
+      console.log(`| pi-mcp ${args.join(" ")} | ${cells.join(" | ")} |`);
+    }
   } finally {
     rmSync(agentDir, { recursive: true, force: true });
   }
