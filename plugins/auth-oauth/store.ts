@@ -26,7 +26,7 @@ import { readFileNoFollow, removeTemporaries, withFileLock, writeAtomically } fr
 import type { CredentialQueries } from "../../src/kernel/commands.ts";
 import { DEFAULTS, usesOAuth, type RemoteDefinition } from "../../src/kernel/settings.ts";
 import { CredentialStoreError } from "./errors.ts";
-import { keyedRecord, parseJson } from "../../src/safety/keys.ts";
+import { isRecord, keyedRecord, parseJson } from "../../src/safety/keys.ts";
 
 export const AUTH_FILE_NAME = "mcp-auth.json";
 const STORE_VERSION = 1;
@@ -91,9 +91,6 @@ interface StoreFile {
   servers: Record<string, StoredEntry>;
 }
 
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}
 
 export function bindingMatches(entry: StoredEntry | undefined, binding: Binding): entry is StoredEntry {
   return entry !== undefined && entry.url === binding.url && entry.client === binding.client;

@@ -8,7 +8,9 @@
 import type { Theme, ThemeColor } from "@earendil-works/pi-coding-agent";
 import { Box, truncateToWidth, wrapTextWithAnsi, type Component } from "@earendil-works/pi-tui";
 import type { RenderModel, RenderState } from "../../src/kernel/types.ts";
-import { base64Bytes, boundedLines, formatBytes, isRecord, LIMITS, plural } from "./model.ts";
+import { boundedLines, formatBytes, LIMITS, plural } from "./model.ts";
+import { base64Bytes } from "../../src/kernel/protocol.ts";
+import { isRecord } from "../../src/safety/keys.ts";
 
 /** Observer copy: text safe to show a person (see src/safety/text.ts), tabs as spaces. */
 export type Clean = (text: string) => string;

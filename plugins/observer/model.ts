@@ -4,6 +4,8 @@
  * to a server, reads a resource, or touches what the model sees. Strings stay
  * raw: the drawing side (components.ts) makes every one of them safe.
  */
+import { base64Bytes } from "../../src/kernel/protocol.ts";
+import { isRecord } from "../../src/safety/keys.ts";
 import { RESOURCE_TOOLS } from "../../src/kernel/pi-part.ts";
 import type { RenderContext, RenderModel, RenderResult, RenderSection, RenderState } from "../../src/kernel/types.ts";
 import { safeText } from "../../src/safety/text.ts";
@@ -234,17 +236,9 @@ export function plural(count: number, noun: string): string {
   return `${count} ${noun}${count === 1 ? "" : "s"}`;
 }
 
-export function base64Bytes(data: string): number {
-  const padding = data.endsWith("==") ? 2 : data.endsWith("=") ? 1 : 0;
-  return Math.max(0, Math.floor((data.length * 3) / 4) - padding);
-}
-
 export function formatBytes(bytes: number): string {
   if (bytes < 1024) return `${bytes} B`;
   if (bytes < 1024 * 1024) return `${(bytes / 1024).toFixed(1)} KB`;
   return `${(bytes / (1024 * 1024)).toFixed(1)} MB`;
 }
 
-export function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}

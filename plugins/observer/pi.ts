@@ -16,7 +16,7 @@ import { safeText } from "../../src/safety/text.ts";
 import { promptMessageComponent, resourceUpdateComponent, toolCallComponent, toolResultComponent, type Clean, type RenderOptionsLike } from "./components.ts";
 import { attentionNotices, footerText, healthOf, type AttentionMemory } from "./health.ts";
 import { FIXED_TOOL_OPERATIONS, blankModel } from "./model.ts";
-import { ownValue } from "../../src/safety/keys.ts";
+import { isRecord, ownValue } from "../../src/safety/keys.ts";
 
 export type { ObservedHost, ToolRendering } from "../../src/kernel/pi-part.ts";
 
@@ -152,8 +152,4 @@ export const observerPiPart: PiPart = {
 
 function asRecord(value: unknown): Record<string, unknown> {
   return isRecord(value) ? value : {};
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
 }

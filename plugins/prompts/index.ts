@@ -20,7 +20,7 @@ import type { Kernel, KernelPlugin } from "../../src/kernel/kernel.ts";
 import type { HostContext, LiveConnection, MappedBlock, MappedResult, PiContent } from "../../src/kernel/types.ts";
 import type { LiveServer, PluginHost } from "../../src/kernel/host.ts";
 import { inBackground } from "../../src/kernel/async.ts";
-import { ANY_RESULT } from "../../src/kernel/protocol.ts";
+import { ANY_RESULT, base64Bytes } from "../../src/kernel/protocol.ts";
 import { MESSAGE_TYPES } from "../../src/kernel/pi-part.ts";
 import { safeText } from "../../src/safety/text.ts";
 import { completePromptLine } from "./completion.ts";
@@ -243,9 +243,4 @@ export async function connectedServer(host: PluginHost, server: string): Promise
 
 function shortList(names: readonly string[], max = 20): string {
   return names.length <= max ? names.join(", ") : `${names.slice(0, max).join(", ")}, … ${names.length - max} more`;
-}
-
-function base64Bytes(data: string): number {
-  const padding = data.endsWith("==") ? 2 : data.endsWith("=") ? 1 : 0;
-  return Math.max(0, Math.floor((data.length * 3) / 4) - padding);
 }

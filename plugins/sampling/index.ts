@@ -23,6 +23,7 @@ import { MAX_SAMPLING_PER_CALL } from "../../src/kernel/limits.ts";
 import type { CallScope, ModelService, SamplingContent, SamplingRequest, SamplingResult } from "../../src/kernel/services.ts";
 import type { LiveConnection } from "../../src/kernel/types.ts";
 import { safeText } from "../../src/safety/text.ts";
+import { isRecord } from "../../src/safety/keys.ts";
 
 /** Refusal code MCP uses for "the user rejected the sampling request". */
 const SAMPLING_REFUSED = -1;
@@ -157,8 +158,4 @@ export function toWireResult(result: SamplingResult, withTools: boolean): Record
   const stopReason = result.stopReason === "toolUse" ? "endTurn" : result.stopReason;
   const content = text === "" && image ? { type: "image", data: image.data, mimeType: image.mimeType } : { type: "text", text };
   return { role: "assistant", model: result.model, stopReason, content };
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
 }

@@ -43,18 +43,16 @@ export interface ServerDetails {
 
 export const getCommand: CommandSpec = {
   name: "get",
+  positionals: [{ name: "server", description: "Server name", required: true }],
   surfaces: ["cli", "pi"],
   summary: "Show one server definition: where it is, what it runs or reaches, its auth, exposure, roots and timeouts",
   usage: "get <server> [--json]",
-  positionals: [{ name: "server", description: "Server name", required: true }],
-  options: {
-    json: JSON_OPTION,
-  },
   examples: [
     { line: "get docs", description: "The definition of the server named docs" },
     { line: "get docs --json", description: "The same as one JSON document", only: "cli" },
     { line: "get docs", description: "In Pi, also the live connection's state", only: "pi" },
   ],
+  options: { json: JSON_OPTION },
   async run(input, env): Promise<CommandResult> {
     const name = input.positionals[0]!;
     const config = await env.loadConfig();

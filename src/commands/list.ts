@@ -27,13 +27,11 @@ export interface ListDocument {
 
 export const listCommand: CommandSpec = {
   name: "list",
-  surfaces: ["cli", "pi"],
-  summary: "List effective server definitions without connecting",
   usage: "list [--json]",
+  summary: "List effective server definitions without connecting",
+  surfaces: ["cli", "pi"],
   positionals: [],
-  options: {
-    json: JSON_OPTION,
-  },
+  options: { json: JSON_OPTION },
   examples: [
     { line: "list", description: "Every server: scope, state, transport, auth, exposure, roots, command or URL" },
     { line: "list --json", description: "The same as one JSON document", only: "cli" },

@@ -22,21 +22,10 @@ export const CLAUDE: HostProfile = {
   host: "Claude Code",
   variables: VARIABLES,
   types: { stdio: "stdio", http: "http", sse: "sse" },
-  field(key, value, builder, { kind }) {
-    switch (key) {
-      case "oauth":
-        if (kind === "stdio") builder.fail("oauth", "not meaningful on a stdio server");
-        else mapOAuth(value, builder);
-        return true;
-      case "headersHelper":
-        builder.fail("headersHelper", "runs a command to produce headers; pi-mcp cannot run commands for values");
-        return true;
-      case "timeout":
-        builder.fail("timeout", "Claude Code's documentation does not define a per-server timeout; set connectTimeoutMs or requestTimeoutMs yourself");
-        return true;
-      default:
-        return false;
-    }
+  remote: { oauth: (value, builder) => mapOAuth(value, builder) },
+  refused: {
+    headersHelper: "runs a command to produce headers; pi-mcp cannot run commands for values",
+    timeout: "Claude Code's documentation does not define a per-server timeout; set connectTimeoutMs or requestTimeoutMs yourself",
   },
 };
 

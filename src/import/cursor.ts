@@ -1,4 +1,4 @@
-import { DefinitionBuilder, REDIRECT_NOTE, keepOAuth, mapCommon, mapOAuthObject, oauthScopes, oauthString, oauthUnsupported, type HostProfile, type OAuthField } from "./mapping.ts";
+import { DefinitionBuilder, ENV_FILE_REFUSAL, REDIRECT_NOTE, keepOAuth, mapCommon, mapOAuthObject, oauthScopes, oauthString, oauthUnsupported, type HostProfile, type OAuthField } from "./mapping.ts";
 import type { Mapped } from "./types.ts";
 import { convertTemplate, type VariableDialect } from "./values.ts";
 
@@ -21,19 +21,8 @@ export const CURSOR: HostProfile = {
   host: "Cursor",
   variables: VARIABLES,
   types: { stdio: "stdio", http: "http", "streamable-http": "http", sse: "sse" },
-  field(key, value, builder, { kind }) {
-    switch (key) {
-      case "envFile":
-        builder.fail("envFile", "loads variables from a file; pi-mcp cannot read env files (list them under env)");
-        return true;
-      case "auth":
-        if (kind === "stdio") builder.fail("auth", "not meaningful on a stdio server");
-        else mapAuth(value, builder);
-        return true;
-      default:
-        return false;
-    }
-  },
+  refused: { envFile: ENV_FILE_REFUSAL },
+  remote: { auth: (value, builder) => mapAuth(value, builder) },
 };
 
 export function mapCursor(name: string, raw: unknown): Mapped {

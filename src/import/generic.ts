@@ -9,33 +9,27 @@ import type { VariableDialect } from "./values.ts";
  * disabled. `${NAME}` stays, `${env:NAME}` becomes `${NAME}`.
  */
 
+const NO_APPROVAL_LIST = "not imported: pi-mcp keeps no approval list (another Pi extension may govern tool calls)";
+
 const VARIABLES: VariableDialect = { host: "this host", envPrefix: true, hostVariables: new Set(), defaults: true };
 
 export const GENERIC: HostProfile = {
   host: "this file's host",
   variables: VARIABLES,
   types: { stdio: "stdio", http: "http", "streamable-http": "http", streamableHttp: "http", sse: "sse" },
+  noted: {
+    description: "not imported: pi-mcp has no description setting",
+    autoApprove: NO_APPROVAL_LIST,
+    alwaysAllow: NO_APPROVAL_LIST,
+  },
+  refused: {
+    timeout: "hosts disagree on its unit and meaning (seconds per request in Pi, for example); set connectTimeoutMs or requestTimeoutMs yourself",
+  },
   field(key, value, builder) {
-    switch (key) {
-      case "enabled":
-        if (builder.boolean(key, value) === false) builder.definition.enabled = false;
-        return true;
-      case "disabled":
-        if (builder.boolean(key, value) === true) builder.definition.enabled = false;
-        return true;
-      case "description":
-        builder.note(key, "not imported: pi-mcp has no description setting");
-        return true;
-      case "autoApprove":
-      case "alwaysAllow":
-        builder.note(key, "not imported: pi-mcp keeps no approval list (another Pi extension may govern tool calls)");
-        return true;
-      case "timeout":
-        builder.fail(key, "hosts disagree on its unit and meaning (seconds per request in Pi, for example); set connectTimeoutMs or requestTimeoutMs yourself");
-        return true;
-      default:
-        return false;
-    }
+    // `enabled: false` and `disabled: true` both turn the server off.
+    if (key !== "enabled" && key !== "disabled") return false;
+    if (builder.boolean(key, value) === (key === "disabled")) builder.definition.enabled = false;
+    return true;
   },
 };
 

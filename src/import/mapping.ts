@@ -2,7 +2,7 @@ import { checkRules } from "../config/resolve.ts";
 import { SERVER_NAME, checkShape, describeJsonType, formatPath, type RawServer } from "../config/schema.ts";
 import type { Mapped } from "./types.ts";
 import { convertTemplate, references, type Converted, type VariableDialect } from "./values.ts";
-import { keyedRecord, isRecord } from "../safety/keys.ts";
+import { keyedRecord, isRecord, ownValue } from "../safety/keys.ts";
 
 export type Convert = (text: string) => Converted;
 
@@ -23,6 +23,14 @@ export class DefinitionBuilder {
 
   note(path: string, note: string): void {
     this.notes.push(`${path}: ${note}`);
+  }
+
+  /** Copies one of the fields every host writes alike (converted); an empty list or map is left out. */
+  copyStandard(key: StandardField, path: string, value: unknown, convert: Convert): void {
+    const { kind, to } = STANDARD_FIELDS[key];
+    const copied = kind === "string" ? this.string(path, value, convert) : kind === "strings" ? this.strings(path, value, convert) : this.stringMap(path, value, convert);
+    if (copied === undefined || (typeof copied === "object" && Object.keys(copied).length === 0)) return;
+    this.definition[to] = copied;
   }
 
   string(path: string, value: unknown, convert: Convert): string | undefined {
@@ -131,8 +139,14 @@ export interface HostProfile {
   readonly variables: VariableDialect;
   /** `type` values and the transport each one means. */
   readonly types: Readonly<Record<string, "stdio" | "http" | "sse">>;
-  /** Host-specific fields: returns false for a field it does not know. */
-  field(key: string, value: unknown, builder: DefinitionBuilder, context: { readonly kind: "stdio" | "http" | "sse"; readonly raw: Record<string, unknown> }): boolean;
+  /** Fields left out with a note (they change nothing pi-mcp runs). */
+  readonly noted?: Readonly<Record<string, string>>;
+  /** Fields that skip the server, each with the reason. */
+  readonly refused?: Readonly<Record<string, string>>;
+  /** Fields meaningful only on a remote server (they skip a stdio one), each with how it is imported. */
+  readonly remote?: Readonly<Record<string, (value: unknown, builder: DefinitionBuilder) => void>>;
+  /** Other host-specific fields: returns false for a field it does not know. */
+  field?(key: string, value: unknown, builder: DefinitionBuilder, context: { readonly kind: "stdio" | "http" | "sse"; readonly raw: Record<string, unknown> }): boolean;
 }
 
 export function mapCommon(name: string, raw: unknown, profile: HostProfile): Mapped {
@@ -147,47 +161,43 @@ export function mapCommon(name: string, raw: unknown, profile: HostProfile): Map
   const out = builder.definition;
   for (const [key, value] of Object.entries(raw)) {
     const path = fieldPath("", key).replace(/^\./, "");
-    switch (key) {
-      case "type":
-        break;
-      case "command": {
-        const command = builder.string(path, value, convert);
-        if (command !== undefined) out.command = command;
-        break;
-      }
-      case "args": {
-        const args = builder.strings(path, value, convert);
-        if (args !== undefined && args.length > 0) out.args = args;
-        break;
-      }
-      case "env": {
-        const environment = builder.stringMap(path, value, convert);
-        if (environment !== undefined && Object.keys(environment).length > 0) out.environment = environment;
-        break;
-      }
-      case "cwd": {
-        const cwd = builder.string(path, value, convert);
-        if (cwd !== undefined) out.cwd = cwd;
-        break;
-      }
-      case "url": {
-        const url = builder.string(path, value, convert);
-        if (url !== undefined) out.url = url;
-        break;
-      }
-      case "headers": {
-        const headers = builder.stringMap(path, value, convert);
-        if (headers !== undefined && Object.keys(headers).length > 0) out.headers = headers;
-        break;
-      }
-      default:
-        if (!profile.field(key, value, builder, { kind, raw })) {
-          builder.fail(path, `a field pi-mcp does not know from ${profile.host}; it cannot tell what it changes`);
-        }
+    if (key === "type") continue;
+    if (isStandardField(key)) builder.copyStandard(key, path, value, convert);
+    else if (!profileField(profile, key, path, value, builder, { kind, raw })) {
+      builder.fail(path, `a field pi-mcp does not know from ${profile.host}; it cannot tell what it changes`);
     }
   }
   if (kind === "sse") out.transport = "sse";
   return builder.result(name);
+}
+
+/** A host-specific field through the profile's tables, then its own handler; false when nothing knows it. */
+function profileField(profile: HostProfile, key: string, path: string, value: unknown, builder: DefinitionBuilder, context: { readonly kind: "stdio" | "http" | "sse"; readonly raw: Record<string, unknown> }): boolean {
+  const note = profile.noted && ownValue(profile.noted, key);
+  const refusal = profile.refused && ownValue(profile.refused, key);
+  const remote = profile.remote && ownValue(profile.remote, key);
+  if (note !== undefined) builder.note(path, note);
+  else if (refusal !== undefined) builder.fail(path, refusal);
+  else if (remote !== undefined && context.kind === "stdio") builder.fail(path, "not meaningful on a stdio server");
+  else if (remote !== undefined) remote(value, builder);
+  else return profile.field?.(key, value, builder, context) ?? false;
+  return true;
+}
+
+/** The fields every host writes alike: their kind and where each goes in a pi-mcp definition. */
+const STANDARD_FIELDS = {
+  command: { kind: "string", to: "command" },
+  args: { kind: "strings", to: "args" },
+  env: { kind: "stringMap", to: "environment" },
+  cwd: { kind: "string", to: "cwd" },
+  url: { kind: "string", to: "url" },
+  headers: { kind: "stringMap", to: "headers" },
+} as const;
+
+export type StandardField = keyof typeof STANDARD_FIELDS;
+
+export function isStandardField(key: string): key is StandardField {
+  return Object.hasOwn(STANDARD_FIELDS, key);
 }
 
 function transportOf(raw: Record<string, unknown>, profile: HostProfile, builder: DefinitionBuilder): "stdio" | "http" | "sse" | undefined {
@@ -225,6 +235,9 @@ export function scopesOf(path: string, value: unknown, builder: DefinitionBuilde
   }
   return builder.strings(path, value, convert);
 }
+
+/** Why a server whose variables come from an env file is skipped (Cursor and VS Code both have `envFile`). */
+export const ENV_FILE_REFUSAL = "loads variables from a file; pi-mcp cannot read env files (list them under env)";
 
 /** pi-mcp's default loopback redirect, named in notes about pre-registered clients. */
 export const REDIRECT_NOTE = "pi-mcp's redirect URI (http://127.0.0.1:19876/mcp/oauth/callback unless auth.redirectUri says otherwise)";

@@ -1,5 +1,5 @@
 import { isLoopbackHttpUrl } from "../config/resolve.ts";
-import { DefinitionBuilder, fieldPath, keepOAuth, mapOAuthObject, oauthScopes, oauthString, oauthUnsupported, type OAuthField } from "./mapping.ts";
+import { DefinitionBuilder, fieldPath, keepOAuth, mapOAuthObject, oauthScopes, oauthString, oauthUnsupported, type OAuthField, isStandardField, type Convert, type StandardField } from "./mapping.ts";
 import type { Mapped } from "./types.ts";
 import { convertPiLiteral, convertPiPath, convertPiValue } from "./values.ts";
 import { ownValue, isRecord } from "../safety/keys.ts";
@@ -24,6 +24,16 @@ export function isPiOverride(raw: Record<string, unknown>): boolean {
   return raw.command === undefined && raw.url === undefined && raw.type === undefined;
 }
 
+/** How Pi reads each standard field: paths (a leading `~`), values with `${NAME}`, a literal URL. */
+const PI_CONVERT: Readonly<Record<StandardField, Convert>> = {
+  command: convertPiPath,
+  args: convertPiPath,
+  cwd: convertPiPath,
+  env: convertPiValue,
+  url: convertPiLiteral,
+  headers: convertPiValue,
+};
+
 /** Maps one full Pi entry (a project override already merged over its global entry). */
 export function mapPi(name: string, raw: unknown): Mapped {
   const builder = new DefinitionBuilder();
@@ -44,37 +54,11 @@ export function mapPi(name: string, raw: unknown): Mapped {
       builder.note(path, `not imported: Pi ignores it on a ${kind === "stdio" ? "stdio" : "remote"} server`);
       continue;
     }
+    if (isStandardField(key)) {
+      builder.copyStandard(key, path, value, PI_CONVERT[key]);
+      continue;
+    }
     switch (key) {
-      case "command": {
-        const command = builder.string(path, value, convertPiPath);
-        if (command !== undefined) out.command = command;
-        break;
-      }
-      case "args": {
-        const args = builder.strings(path, value, convertPiPath);
-        if (args !== undefined && args.length > 0) out.args = args;
-        break;
-      }
-      case "cwd": {
-        const cwd = builder.string(path, value, convertPiPath);
-        if (cwd !== undefined) out.cwd = cwd;
-        break;
-      }
-      case "env": {
-        const environment = builder.stringMap(path, value, convertPiValue);
-        if (environment !== undefined && Object.keys(environment).length > 0) out.environment = environment;
-        break;
-      }
-      case "url": {
-        const url = builder.string(path, value, convertPiLiteral);
-        if (url !== undefined) out.url = url;
-        break;
-      }
-      case "headers": {
-        const headers = builder.stringMap(path, value, convertPiValue);
-        if (headers !== undefined && Object.keys(headers).length > 0) out.headers = headers;
-        break;
-      }
       case "oauth":
         mapOAuth(value, raw, builder);
         break;

@@ -1,4 +1,4 @@
-import { DefinitionBuilder, REDIRECT_NOTE, keepOAuth, mapCommon, mapOAuthObject, oauthString, oauthUnsupported, type HostProfile, type OAuthField } from "./mapping.ts";
+import { DefinitionBuilder, ENV_FILE_REFUSAL, REDIRECT_NOTE, keepOAuth, mapCommon, mapOAuthObject, oauthString, oauthUnsupported, type HostProfile, type OAuthField } from "./mapping.ts";
 import type { Mapped } from "./types.ts";
 import { convertTemplate, type VariableDialect } from "./values.ts";
 
@@ -38,32 +38,27 @@ const VARIABLES: VariableDialect = {
   defaults: false,
 };
 
+const GALLERY_NOTE = "not imported: gallery metadata";
+
 export const VSCODE: HostProfile = {
   host: "VS Code",
   variables: VARIABLES,
   types: { stdio: "stdio", http: "http", sse: "sse" },
-  field(key, value, builder, { kind, raw }) {
+  noted: {
+    dev: "not imported: VS Code's development mode (watch and debug)",
+    gallery: GALLERY_NOTE,
+    version: GALLERY_NOTE,
+  },
+  refused: { envFile: ENV_FILE_REFUSAL },
+  remote: { oauth: (value, builder) => mapOAuth(value, builder) },
+  field(key, value, builder, { raw }) {
     switch (key) {
-      case "envFile":
-        builder.fail("envFile", "loads variables from a file; pi-mcp cannot read env files (list them under env)");
-        return true;
       case "sandboxEnabled":
         if (value === true) builder.fail("sandboxEnabled", "VS Code runs this server in a sandbox that limits its files and network; pi-mcp cannot sandbox a server");
         else if (value !== false) builder.fail("sandboxEnabled", "must be true or false");
         return true;
       case "sandbox":
         if (raw.sandboxEnabled !== true) builder.note("sandbox", "not imported: it applies only with sandboxEnabled");
-        return true;
-      case "dev":
-        builder.note("dev", "not imported: VS Code's development mode (watch and debug)");
-        return true;
-      case "gallery":
-      case "version":
-        builder.note(key, "not imported: gallery metadata");
-        return true;
-      case "oauth":
-        if (kind === "stdio") builder.fail("oauth", "not meaningful on a stdio server");
-        else mapOAuth(value, builder);
         return true;
       default:
         return false;

@@ -25,3 +25,9 @@ export type CatalogItem = Readonly<Record<string, unknown>>;
 export function isMethodNotFound(error: unknown): boolean {
   return error instanceof ProtocolError && error.code === ProtocolErrorCode.MethodNotFound;
 }
+
+/** How many bytes base64 `data` (an image or audio block's) decodes to, without decoding it. */
+export function base64Bytes(data: string): number {
+  const padding = data.endsWith("==") ? 2 : data.endsWith("=") ? 1 : 0;
+  return Math.max(0, Math.floor((data.length * 3) / 4) - padding);
+}

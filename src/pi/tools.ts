@@ -1,3 +1,4 @@
+import { isRecord } from "../safety/keys.ts";
 import type { ExtensionAPI } from "@earendil-works/pi-coding-agent";
 import type { BridgedTool, ToolSink } from "../runtime/host.ts";
 import type { ToolOutcome } from "../kernel/services.ts";
@@ -78,7 +79,7 @@ export function piToolSink(pi: ExtensionAPI, notice: (text: string) => void = ()
           label: `${bridged.server}: ${bridged.tool.title ?? bridged.tool.name}`,
           description: bridged.tool.description ?? `MCP tool ${bridged.tool.name} from ${bridged.server}`,
           // The exact schema the server advertised; it is compiled only when the tool is used.
-          parameters: (isObject(bridged.tool.inputSchema) ? bridged.tool.inputSchema : { type: "object" }) as never,
+          parameters: (isRecord(bridged.tool.inputSchema) ? bridged.tool.inputSchema : { type: "object" }) as never,
           ...(annotations && { annotations }),
           ...rendering?.serverTool(bridged.server, bridged.tool.name, bridged.name),
           execute: async (_toolCallId, params, signal, onUpdate, ctx) =>
@@ -113,8 +114,4 @@ export function piToolSink(pi: ExtensionAPI, notice: (text: string) => void = ()
 function progressText(progress: { progress: number; total?: number; message?: string }): string {
   const amount = progress.total ? `${progress.progress}/${progress.total}` : `${progress.progress}`;
   return `progress ${amount}${progress.message ? `: ${progress.message}` : ""}`;
-}
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
 }

@@ -13,7 +13,7 @@ import { canonicalPath } from "../config/paths.ts";
 import type { Exposure, ServerEntry } from "../kernel/settings.ts";
 import { exposureOf } from "./exposure.ts";
 import type { CallOptions, ToolOutcome } from "../kernel/services.ts";
-import { poolKey, type ConnectionPool } from "./pool.ts";
+import { killQuietly, poolKey, type ConnectionPool } from "./pool.ts";
 import { RetainedLog } from "./retained-log.ts";
 import { LazySchemas } from "./schemas.ts";
 import { callServerTool } from "./tool-call.ts";
@@ -436,15 +436,6 @@ export class McpHost<K extends PluginKernel = PluginKernel> implements PluginHos
     clearTimeout(timer);
     if (!inTime) for (const pid of pids) killQuietly(pid);
     await this.kernel.hooks.hostShutdown.promise(this);
-  }
-}
-
-/** No server process may outlive its host. */
-function killQuietly(pid: number): void {
-  try {
-    process.kill(pid, "SIGKILL");
-  } catch {
-    // already gone
   }
 }
 

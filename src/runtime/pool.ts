@@ -84,13 +84,7 @@ export function processPool(): ConnectionPool {
     global[POOL] = pool;
     // No stdio child outlives Pi, even one still waiting in the pool.
     process.once("exit", () => {
-      for (const pid of pool.pids()) {
-        try {
-          process.kill(pid, "SIGKILL");
-        } catch {
-          // already gone
-        }
-      }
+      for (const pid of pool.pids()) killQuietly(pid);
     });
   }
   return global[POOL];
@@ -113,4 +107,13 @@ export function poolKey(parts: {
   capabilities: unknown;
 }): string {
   return createHash("sha256").update(JSON.stringify(parts)).digest("hex");
+}
+
+/** Kills a server process that must not outlive its host; one already gone is fine. */
+export function killQuietly(pid: number): void {
+  try {
+    process.kill(pid, "SIGKILL");
+  } catch {
+    // already gone
+  }
 }
