@@ -32,7 +32,9 @@ export function rootsOf(config: Pick<EffectiveConfig, "roots">, entry: Pick<Serv
   return effectiveRoots(config, entry.definition, projectDir);
 }
 
-/** The `ROOTS` column and the `roots` line: `cwd`, `none`, or the folders. */
+/** The `ROOTS` column and the `roots` line: `cwd`, `none`, `empty` (an empty list), or the folders. */
 export function rootsText(roots: "cwd" | false | readonly string[], separator = ","): string {
-  return roots === "cwd" ? "cwd" : roots === false ? "none" : roots.join(separator);
+  if (roots === "cwd") return "cwd";
+  if (roots === false) return "none";
+  return roots.length === 0 ? "empty" : roots.join(separator);
 }

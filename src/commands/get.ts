@@ -3,6 +3,7 @@ import { listedAuth, type EffectiveConfig, type Exposure, type ListedAuth, type 
 import { PiMcpError } from "../kernel/errors.ts";
 import { REDACTED, createRedactor, safeText, terminalSafeJson } from "../safety/text.ts";
 import { exposureOf, rootsOf, rootsText, targetOf } from "./describe.ts";
+import { shownRootFolder } from "../config/roots.ts";
 import { maskLiterals } from "./literals.ts";
 import { storedAuth } from "./list.ts";
 import { statusSummary } from "./runtime.ts";
@@ -139,7 +140,7 @@ function formatDetails(details: ServerDetails, status: readonly string[] | undef
   const perTool = pairs(details.toolExposure, "=");
   rows.push(["exposure", [perTool.length > 0 ? `${details.exposure}; per tool: ${perTool.join(", ")}` : details.exposure]]);
   if (details.tools) rows.push(["tools", [...(details.tools.include ? [`include ${details.tools.include.join(", ")}`] : []), ...(details.tools.exclude ? [`exclude ${details.tools.exclude.join(", ")}`] : [])]]);
-  rows.push(["roots", [details.roots === "cwd" ? "cwd (Pi's working folder)" : rootsText(details.roots, ", ")]]);
+  rows.push(["roots", [details.roots === "cwd" ? "cwd (Pi's working folder)" : rootsText(details.roots === false ? false : details.roots.map(shownRootFolder), ", ")]]);
   rows.push(["timeouts", [`connect ${details.connectTimeoutMs} ms, request ${details.requestTimeoutMs} ms`]]);
   if (status) rows.push(["status", [...status]]);
   if (details.errors.length > 0) rows.push(["problems", details.errors.map((error) => `${error.path}: ${error.message}`)]);

@@ -17,6 +17,7 @@ import {
   type TransportKind,
 } from "../kernel/settings.ts";
 import { ownValue, isRecord } from "../safety/keys.ts";
+import { rootFolderProblem } from "./roots.ts";
 
 /** One scope's `mcp` object as read from disk. */
 export interface ScopeSettings {
@@ -48,8 +49,9 @@ export function resolveConfig(
   }
   const expansion: Expansion = { issues: [], secrets: new Set() };
   const servers = mergeServers(global, project).map((candidate) => buildEntry(candidate, issues, expansion, env));
-  issues.push(...expansion.issues);
   const [globalMcp, projectMcp] = [recordOf(global.mcp), recordOf(project?.mcp)];
+  const roots = topLevelRoots(pickRoots([global, globalMcp], [project, projectMcp]), env, issues, expansion);
+  issues.push(...expansion.issues);
   return {
     valid: issues.length === 0,
     issues,
@@ -59,7 +61,7 @@ export function resolveConfig(
     retry: mergeRetry(recordOf(globalMcp.retry), recordOf(projectMcp.retry)),
     exposure: pickExposure(globalMcp, projectMcp),
     features: mergeFeatures(recordOf(globalMcp.features), recordOf(projectMcp.features)),
-    ...pickRoots(globalMcp, projectMcp),
+    ...roots,
     servers,
     secrets: expansion.secrets,
     sources,
@@ -112,15 +114,20 @@ function buildEntry(candidate: Candidate, issues: ConfigIssue[], expansion: Expa
   if (issues.some((issue) => issue.file === file && (issue.path === prefix || issue.path.startsWith(`${prefix}.`) || issue.path.startsWith(`${prefix}[`)))) {
     return base; // its shape is already reported; relational rules would only repeat it
   }
-  const before = expansion.issues.length;
-  const expanded = expandStrings(raw as RawServer, env, path, expansion, enabled);
-  // A missing variable is a problem of the file that holds the definition.
-  for (let index = before; index < expansion.issues.length; index++) expansion.issues[index] = { ...expansion.issues[index]!, file };
+  const expanded = expandIn(file, raw as RawServer, env, path, expansion, enabled);
   const problems = checkRules(expanded, prefix, enabled);
   for (const message of problems) issues.push({ path: message.path, message: message.message, file });
   if (problems.length > 0) return base;
   rememberCredentials(expanded, expansion.secrets);
   return { ...base, definition: toDefinition(expanded, enabled) };
+}
+
+/** expandStrings, with a missing variable reported as a problem of the file that holds the value. */
+function expandIn<T>(file: string, value: T, env: NodeJS.ProcessEnv, path: readonly string[], expansion: Expansion, strict: boolean): T {
+  const before = expansion.issues.length;
+  const expanded = expandStrings(value, env, path, expansion, strict);
+  for (let index = before; index < expansion.issues.length; index++) expansion.issues[index] = { ...expansion.issues[index]!, file };
+  return expanded;
 }
 
 /** Credentials written literally in settings are as secret as expanded ones. */
@@ -162,6 +169,7 @@ export function checkRules(server: RawServer, prefix: string, expanded: boolean)
     return problems;
   }
   const checkable = (value: string) => expanded || !hasReference(value);
+  problems.push(...rootFolderProblems(server.roots, `${prefix}.roots`, checkable));
   if (hasCommand) {
     if (server.command !== undefined && checkable(server.command) && server.command.trim() === "") at("command", "must not be empty");
     if (server.transport && server.transport !== "stdio") at("transport", `must be "stdio" for a command definition (was "${server.transport}")`);
@@ -180,6 +188,15 @@ export function checkRules(server: RawServer, prefix: string, expanded: boolean)
     at("auth.redirectUri", "must be an http:// loopback URL (127.0.0.1, localhost or [::1])");
   }
   return problems;
+}
+
+/** Each `roots` entry that is not a folder pi-mcp can send (a URL, `~name`), with its path. */
+function rootFolderProblems(roots: RootsSetting | undefined, path: string, checkable: (value: string) => boolean): ConfigIssue[] {
+  if (!Array.isArray(roots)) return [];
+  return roots.flatMap((folder, index) => {
+    const problem = checkable(folder) ? rootFolderProblem(folder) : undefined;
+    return problem ? [{ path: `${path}[${index}]`, message: problem }] : [];
+  });
 }
 
 function isHttpUrl(text: string): boolean {
@@ -239,11 +256,25 @@ function pickExposure(...layers: Record<string, unknown>[]): Exposure {
   return exposure;
 }
 
-/** The top-level `roots`: the project's replaces the global one (a list is one value, not merged). */
-function pickRoots(...layers: Record<string, unknown>[]): { roots?: RootsSetting } {
-  let roots: RootsSetting | undefined;
-  for (const layer of layers) if (layer.roots === false || Array.isArray(layer.roots)) roots = layer.roots as RootsSetting;
-  return roots === undefined ? {} : { roots };
+/** The top-level `roots` and the file it is in: the project's replaces the global one (a list is one value, not merged). */
+function pickRoots(...layers: [ScopeSettings | undefined, Record<string, unknown>][]): { roots: RootsSetting; file: string } | undefined {
+  let picked: { roots: RootsSetting; file: string } | undefined;
+  for (const [settings, layer] of layers) {
+    if (settings && (layer.roots === false || Array.isArray(layer.roots))) picked = { roots: layer.roots as RootsSetting, file: settings.file };
+  }
+  return picked;
+}
+
+/**
+ * The top-level `roots`, `${NAME}` expanded like every server string (it is
+ * every server's default), each folder checked like a server's own.
+ */
+function topLevelRoots(picked: ReturnType<typeof pickRoots>, env: NodeJS.ProcessEnv, issues: ConfigIssue[], expansion: Expansion): { roots?: RootsSetting } {
+  if (!picked) return {};
+  if (picked.roots === false) return { roots: false };
+  const roots = expandIn(picked.file, picked.roots, env, ["mcp", "roots"], expansion, true);
+  issues.push(...rootFolderProblems(roots, "mcp.roots", () => true).map((issue) => ({ ...issue, file: picked.file })));
+  return { roots };
 }
 
 /** `features` merge feature by feature (project wins); a feature not set is on. */

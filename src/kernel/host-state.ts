@@ -24,3 +24,28 @@ export function hostState<T>(create: (host: HostContext) => T): HostState<T> {
     return store.get(key) as T;
   };
 }
+
+const CLIENT_STATES = Symbol.for("pi-mcp.client-states");
+
+/** A plugin's state of one MCP client. */
+export interface ClientState<T> {
+  get(client: object): T | undefined;
+  set(client: object, value: T): void;
+  has(client: object): boolean;
+}
+
+/**
+ * Declares a kind of per-client state (what a plugin told one server). A
+ * pooled connection carries its client into the next session, whose plugin
+ * modules Pi imported afresh (`/reload`, `/new`): the state is therefore kept
+ * process-wide under `name` (stable across those copies, unlike a module's
+ * own WeakMap), and goes with the client.
+ */
+export function clientState<T>(name: string): ClientState<T> {
+  const global = globalThis as { [CLIENT_STATES]?: Map<string, WeakMap<object, unknown>> };
+  const all = (global[CLIENT_STATES] ??= new Map());
+  let states = all.get(name);
+  if (!states) all.set(name, (states = new WeakMap()));
+  const store = states;
+  return { get: (client) => store.get(client) as T | undefined, set: (client, value) => void store.set(client, value), has: (client) => store.has(client) };
+}

@@ -3,7 +3,7 @@ import type { Exposure, ServerEntry } from "../kernel/settings.ts";
 import type { ConnectionState, ConnectionStatus } from "../kernel/status.ts";
 import type { LiveServer, RequestOptions } from "../kernel/host.ts";
 import { exposureOf } from "./exposure.ts";
-import { effectiveRoots, rootsConfigured } from "../config/roots.ts";
+import { effectiveRoots, rootsConfigured, shownRootFolder } from "../config/roots.ts";
 import { closesConnection, describeError, PiMcpError } from "../kernel/errors.ts";
 import type { PluginKernel } from "../kernel/hooks.ts";
 import type { ConnectionContext, HostContext, LiveConnection, TransportEvidence, TransportHandle } from "../kernel/types.ts";
@@ -235,7 +235,7 @@ export class ServerConnection implements LiveServer {
     const { config, cwd, redact } = this.hostValue;
     if (!rootsConfigured(config, this.entryValue.definition)) return {};
     const roots = effectiveRoots(config, this.entryValue.definition, cwd);
-    return { roots: roots === false ? false : roots.map((folder) => safeText(folder, redact)) };
+    return { roots: roots === false ? false : roots.map((folder) => safeText(shownRootFolder(folder), redact)) };
   }
 
   /** How many of the server's tools have each exposure. */

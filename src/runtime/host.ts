@@ -214,12 +214,16 @@ export class McpHost<K extends PluginKernel = PluginKernel> implements PluginHos
 
   /**
    * What a live connection must keep to stay open when settings change: the
-   * entry apart from its root folders (a change of those is announced to the
-   * server instead), and the capabilities the client would declare.
+   * resolved definition apart from its root folders (a change of those is
+   * announced to the server instead), its state, and the capabilities the
+   * client would declare. How the definition is spelled in its file (`written`,
+   * which holds the root folders too) and which file holds it are not part of
+   * what the server is connected with.
    */
   private connectionIdentity(entry: ServerEntry): string {
+    const { name, enabled, masked, transport, auth } = entry;
     const definition = entry.definition && withoutRootFolders(entry.definition);
-    return JSON.stringify({ ...entry, definition, capabilities: this.kernel.hooks.clientCapabilities.call({}, this.probeContext(entry)) });
+    return JSON.stringify({ name, enabled, masked, transport, auth, definition, capabilities: this.kernel.hooks.clientCapabilities.call({}, this.probeContext(entry)) });
   }
 
   private poolKeyOf(entry: ServerEntry, config: EffectiveConfig = this.config): string | undefined {
