@@ -34,11 +34,12 @@ import {
   type AuthorizationServerMetadata,
   type Transport,
 } from "@modelcontextprotocol/client";
-import type { RemoteDefinition } from "../../src/kernel/settings.ts";
+import { DEFAULTS, type RemoteDefinition } from "../../src/kernel/settings.ts";
 import { describeError } from "../../src/kernel/errors.ts";
 import { withDeadline } from "../../src/kernel/async.ts";
 import { CLIENT_INFO } from "../../src/kernel/protocol.ts";
 import type { Redactor } from "../../src/kernel/types.ts";
+import { documentFetch } from "../../src/safety/bounded-fetch.ts";
 import { openWebPage, webUrl } from "../../src/safety/browser.ts";
 import { withSdkOutput } from "../../src/safety/sdk-output.ts";
 import { createRedactor, safeHead } from "../../src/safety/text.ts";
@@ -145,20 +146,22 @@ async function start(options: AuthorizeOptions, values: FlowValues): Promise<Aut
   const settings = oauthSettings(definition);
   const binding = definitionBinding(definition);
   const stored = await store.entry(server, binding); // a malformed store stops here, untouched
-  const challenge = await probeChallenge(definition, options.connectTimeoutMs ?? 10_000);
+  const connectTimeoutMs = options.connectTimeoutMs ?? DEFAULTS.connectTimeoutMs;
+  const challenge = await probeChallenge(definition, connectTimeoutMs);
   const scope = computeScopeUnion(settings.scopes?.join(" ") ?? challenge.scope, stored?.scopeHint);
 
   const waiting = options.open !== false;
   let expectedState = "";
   const listener: LoopbackListener | undefined = waiting ? await listenForCallback(settings.redirectUri, () => expectedState) : undefined;
   try {
-    const session = values.session(new OAuthSession({ server, definition, store, mode: "interactive" }));
+    const session = values.session(new OAuthSession({ server, definition, store, mode: "interactive", connectTimeoutMs }));
     try {
       const authOptions = {
         serverUrl: definition.url,
         ...(scope !== undefined && { scope }),
         ...(challenge.resourceMetadataUrl && { resourceMetadataUrl: challenge.resourceMetadataUrl }),
         forceReauthorization: true,
+        fetchFn: session.fetch,
       };
       const result = await authWithLegacyDiscovery(session, authOptions, (discovery) => options.print(`Note: ${describeLegacyDiscovery(discovery, options.redact)}.`));
       if (result === "AUTHORIZED") return { status: "authorized" };
@@ -252,7 +255,7 @@ async function complete(options: AuthorizeOptions, input: CallbackInput, values:
   }
 
   values.add(code, pending.codeVerifier, pending.state);
-  const session = values.session(new OAuthSession({ server, definition, store, mode: "callback", pending }));
+  const session = values.session(new OAuthSession({ server, definition, store, mode: "callback", pending, connectTimeoutMs: options.connectTimeoutMs ?? DEFAULTS.connectTimeoutMs }));
   try {
     await auth(session, {
       serverUrl: definition.url,
@@ -260,6 +263,7 @@ async function complete(options: AuthorizeOptions, input: CallbackInput, values:
       ...(iss !== undefined && { iss }),
       ...(pending.discovery.resourceMetadataUrl && { resourceMetadataUrl: new URL(pending.discovery.resourceMetadataUrl) }),
       ...(pending.scope !== undefined && { scope: pending.scope }),
+      fetchFn: session.fetch,
     });
   } catch (error) {
     throw flowError(server, error, values.redactor());
@@ -293,10 +297,12 @@ async function probeChallenge(definition: RemoteDefinition, timeoutMs: number): 
   };
   const url = new URL(definition.url);
   const requestInit = { headers: { ...definition.headers } };
+  // The probe lasts one connect timeout at most, its answers one message each.
+  const fetch = documentFetch(timeoutMs, "connectTimeoutMs");
   const transport: Transport =
     definition.transport === "sse"
-      ? new SSEClientTransport(url, { requestInit, authProvider: provider })
-      : new StreamableHTTPClientTransport(url, { requestInit, authProvider: provider, onInsufficientScope: "throw" });
+      ? new SSEClientTransport(url, { requestInit, authProvider: provider, fetch })
+      : new StreamableHTTPClientTransport(url, { requestInit, authProvider: provider, onInsufficientScope: "throw", fetch });
   const client = new Client(CLIENT_INFO, { versionNegotiation: { mode: "auto", probe: { timeoutMs } } });
   const note = (error: unknown) => {
     if (error instanceof InsufficientScopeError) {

@@ -29,7 +29,10 @@ export class OAuthPlugin implements KernelPlugin {
       const definition = context.server.definition;
       if (!usesOAuth(definition)) return undefined;
       const store = new CredentialStore(context.host.agentDir);
-      const session = new OAuthSession({ server: context.server.name, definition, store, mode: "background", log: context.log, redact: context.host.redact });
+      const session = new OAuthSession({
+        server: context.server.name, definition, store, mode: "background", log: context.log, redact: context.host.redact,
+        connectTimeoutMs: definition.connectTimeoutMs ?? context.host.config.connectTimeoutMs,
+      });
       return { authProvider: session, secrets: () => session.knownSecrets() };
     });
   }

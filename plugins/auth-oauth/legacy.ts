@@ -27,9 +27,11 @@ import {
   discoverOAuthServerInfo,
   type AuthOptions,
   type AuthResult,
+  type FetchLike,
   type OAuthClientProvider,
   type OAuthDiscoveryState,
 } from "@modelcontextprotocol/client";
+import { PiMcpError } from "../../src/kernel/errors.ts";
 import type { Redactor } from "../../src/kernel/types.ts";
 import { createRedactor, safeHead } from "../../src/safety/text.ts";
 import type { StoredDiscovery } from "./store.ts";
@@ -38,13 +40,13 @@ import type { StoredDiscovery } from "./store.ts";
 export type LegacyDiscovery = StoredDiscovery & { readonly legacyIssuer: true };
 
 /** Whether some protected-resource metadata names an authorization server (then the legacy rule does not apply). */
-async function namesAuthorizationServer(serverUrl: string | URL, resourceMetadataUrl: URL | undefined): Promise<boolean> {
+async function namesAuthorizationServer(serverUrl: string | URL, resourceMetadataUrl: URL | undefined, fetchFn: FetchLike): Promise<boolean> {
   try {
-    const metadata = await discoverOAuthProtectedResourceMetadata(serverUrl, resourceMetadataUrl ? { resourceMetadataUrl } : undefined);
+    const metadata = await discoverOAuthProtectedResourceMetadata(serverUrl, resourceMetadataUrl ? { resourceMetadataUrl } : undefined, fetchFn);
     return (metadata.authorization_servers?.length ?? 0) > 0;
   } catch (error) {
-    // Not found (or unreadable) is the legacy case; a network failure is not an answer.
-    if (error instanceof TypeError) throw error;
+    // Not found (or unreadable) is the legacy case; a network failure, an oversized or late answer is not an answer.
+    if (error instanceof TypeError || error instanceof PiMcpError) throw error;
     return false;
   }
 }
@@ -64,14 +66,14 @@ function sameOrigin(issuer: string | undefined, origin: string): boolean {
  * authorization-server metadata with `error`, when the 2025-03-26 rule
  * accepts it; otherwise undefined (the rejection stands).
  */
-export async function legacyDiscovery(serverUrl: string | URL, error: unknown, resourceMetadataUrl?: URL): Promise<LegacyDiscovery | undefined> {
+export async function legacyDiscovery(serverUrl: string | URL, error: unknown, fetchFn: FetchLike, resourceMetadataUrl?: URL): Promise<LegacyDiscovery | undefined> {
   if (!(error instanceof IssuerMismatchError) || error.kind !== "metadata") return undefined;
   const root = new URL("/", serverUrl);
   const expected = error.expected?.replace(/\/$/, "");
   if (expected !== root.origin) return undefined; // found through protected-resource metadata, not the fallback
   if (!sameOrigin(error.received, root.origin)) return undefined;
-  if (await namesAuthorizationServer(serverUrl, resourceMetadataUrl)) return undefined;
-  const metadata = await discoverAuthorizationServerMetadata(root, { skipIssuerValidation: true });
+  if (await namesAuthorizationServer(serverUrl, resourceMetadataUrl, fetchFn)) return undefined;
+  const metadata = await discoverAuthorizationServerMetadata(root, { skipIssuerValidation: true, fetchFn });
   // Read again without the check: it must be the same same-origin issuer that was rejected.
   if (!metadata || metadata.issuer !== error.received || !sameOrigin(metadata.issuer, root.origin)) return undefined;
   return {
@@ -89,17 +91,18 @@ export function describeLegacyDiscovery(discovery: LegacyDiscovery, redact: Reda
 
 /**
  * The SDK's auth(), retried once with the legacy discovery when the only
- * obstacle was the issuer of a 2025-03-26 server's metadata.
+ * obstacle was the issuer of a 2025-03-26 server's metadata. Every request
+ * goes through `options.fetchFn` (required: it bounds what the server sends).
  */
 export async function authWithLegacyDiscovery(
   provider: OAuthClientProvider,
-  options: AuthOptions,
+  options: AuthOptions & { readonly fetchFn: FetchLike },
   onLegacy?: (discovery: LegacyDiscovery) => void,
 ): Promise<AuthResult> {
   try {
     return await auth(provider, options);
   } catch (error) {
-    const discovery = await legacyDiscovery(options.serverUrl, error, options.resourceMetadataUrl).catch(() => undefined);
+    const discovery = await legacyDiscovery(options.serverUrl, error, options.fetchFn, options.resourceMetadataUrl).catch(() => undefined);
     if (!discovery) throw error;
     await provider.saveDiscoveryState?.(discovery as unknown as OAuthDiscoveryState);
     onLegacy?.(discovery);
@@ -113,11 +116,11 @@ export async function authWithLegacyDiscovery(
  * the 2025-03-26 rule accepts the server's metadata, so such a server ends in
  * needs_auth like any other instead of failing.
  */
-export async function probeLegacyDiscovery(serverUrl: string | URL): Promise<LegacyDiscovery | undefined> {
+export async function probeLegacyDiscovery(serverUrl: string | URL, fetchFn: FetchLike): Promise<LegacyDiscovery | undefined> {
   try {
-    await discoverOAuthServerInfo(serverUrl);
+    await discoverOAuthServerInfo(serverUrl, { fetchFn });
     return undefined;
   } catch (error) {
-    return legacyDiscovery(serverUrl, error).catch(() => undefined);
+    return legacyDiscovery(serverUrl, error, fetchFn).catch(() => undefined);
   }
 }

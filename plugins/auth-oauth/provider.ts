@@ -26,6 +26,7 @@ import {
   isHttpsUrl,
   refreshAuthorization,
   type AuthorizationServerMetadata,
+  type FetchLike,
   type OAuthClientInformationContext,
   type OAuthClientInformationMixed,
   type OAuthClientMetadata,
@@ -38,6 +39,7 @@ import {
 import type { RemoteDefinition } from "../../src/kernel/settings.ts";
 import type { Redactor } from "../../src/kernel/types.ts";
 import { DEFAULTS } from "../../src/kernel/settings.ts";
+import { documentFetch } from "../../src/safety/bounded-fetch.ts";
 import { AuthorizationRequiredError, ClientRegistrationRequiredError } from "./errors.ts";
 import { describeLegacyDiscovery, probeLegacyDiscovery } from "./legacy.ts";
 import { bindingMatches, definitionBinding, type Binding, type CredentialStore, type PendingFlow, type StoredDiscovery, type StoredEntry, type StoredTokens } from "./store.ts";
@@ -76,6 +78,8 @@ export interface SessionOptions {
   readonly log?: (text: string) => void;
   /** The settings' secrets, removed from what this session writes to the log before anything is cut. */
   readonly redact?: Redactor;
+  /** How long one OAuth request (discovery, registration, token) may take, its answer read: the server's connect timeout. */
+  readonly connectTimeoutMs: number;
 }
 
 /** The SDK's issuer comparison: equal, or differing only by one trailing slash. */
@@ -111,10 +115,13 @@ export class OAuthSession implements OAuthClientProvider {
   private flowClient: StoredOAuthClientInformation | undefined;
   /** The authorization URL the SDK built (interactive mode). */
   authorizationUrl: URL | undefined;
+  /** Every OAuth request of this session: an answer of at most the message cap, within the connect timeout (an endless document costs neither memory nor time). */
+  readonly fetch: FetchLike;
 
   constructor(private readonly options: SessionOptions) {
     this.settings = oauthSettings(options.definition);
     this.binding = definitionBinding(options.definition);
+    this.fetch = documentFetch(options.connectTimeoutMs, "connectTimeoutMs");
     if (options.pending) this.discovery = options.pending.discovery as unknown as OAuthDiscoveryState;
   }
 
@@ -305,6 +312,7 @@ export class OAuthSession implements OAuthClientProvider {
           clientInformation: client,
           refreshToken: stored.tokens.refresh_token,
           ...(entry.resource !== undefined && { resource: entry.resource }),
+          fetchFn: this.fetch,
         });
         entry.tokens = storedTokens({ ...fresh, ...(stored.tokens.issuer !== undefined && { issuer: stored.tokens.issuer }) });
         await store.write(file);
@@ -383,7 +391,7 @@ export class OAuthSession implements OAuthClientProvider {
     if (entry?.discovery?.legacyIssuer) return (this.discovery = entry.discovery as unknown as OAuthDiscoveryState);
     if (entry?.tokens) return undefined;
     // Nothing stored: this connection ends in needs_auth; a 2025-03-26 server must get there too.
-    const legacy = await probeLegacyDiscovery(this.options.definition.url);
+    const legacy = await probeLegacyDiscovery(this.options.definition.url, this.fetch);
     if (legacy) this.options.log?.(`[pi-mcp] ${describeLegacyDiscovery(legacy, this.options.redact)}\n`);
     return (this.discovery = legacy as unknown as OAuthDiscoveryState | undefined);
   }

@@ -18,7 +18,7 @@ import type { RemoteDefinition } from "../../src/kernel/settings.ts";
 import { MessageTooLargeError } from "../../src/kernel/errors.ts";
 import { MAX_MESSAGE_BYTES } from "../../src/kernel/limits.ts";
 import type { TransportContext } from "../../src/kernel/types.ts";
-import { boundedFetch } from "./bounded-fetch.ts";
+import { boundedFetch } from "../../src/safety/bounded-fetch.ts";
 import { transportPlugin } from "./plugin.ts";
 
 /**

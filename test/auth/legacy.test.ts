@@ -135,12 +135,12 @@ describe("issuer mismatches that stay refused", () => {
     const mcpUrl = await challengingServer((origin) => ({ "/.well-known/oauth-authorization-server": metadata(origin, `${origin}/oauth`) }));
     const origin = new URL(mcpUrl).origin;
     const mismatch = new IssuerMismatchError("metadata", `${origin}/`, `${origin}/oauth`);
-    expect(await legacyDiscovery(mcpUrl, mismatch)).toMatchObject({ authorizationServerUrl: `${origin}/`, legacyIssuer: true });
+    expect(await legacyDiscovery(mcpUrl, mismatch, fetch)).toMatchObject({ authorizationServerUrl: `${origin}/`, legacyIssuer: true });
     // The callback's `iss` (RFC 9207), another error, a different expected issuer, or an issuer the metadata does not name.
-    expect(await legacyDiscovery(mcpUrl, new IssuerMismatchError("authorization_response", `${origin}/oauth`, `${origin}/other`))).toBeUndefined();
-    expect(await legacyDiscovery(mcpUrl, new Error("Issuer mismatch"))).toBeUndefined();
-    expect(await legacyDiscovery(mcpUrl, new IssuerMismatchError("metadata", "http://127.0.0.1:1/", `${origin}/oauth`))).toBeUndefined();
-    expect(await legacyDiscovery(mcpUrl, new IssuerMismatchError("metadata", `${origin}/`, `${origin}/elsewhere`))).toBeUndefined();
-    expect(await legacyDiscovery(mcpUrl, new IssuerMismatchError("metadata", `${origin}/`, `${origin}/oauth?x=1`))).toBeUndefined();
+    expect(await legacyDiscovery(mcpUrl, new IssuerMismatchError("authorization_response", `${origin}/oauth`, `${origin}/other`), fetch)).toBeUndefined();
+    expect(await legacyDiscovery(mcpUrl, new Error("Issuer mismatch"), fetch)).toBeUndefined();
+    expect(await legacyDiscovery(mcpUrl, new IssuerMismatchError("metadata", "http://127.0.0.1:1/", `${origin}/oauth`), fetch)).toBeUndefined();
+    expect(await legacyDiscovery(mcpUrl, new IssuerMismatchError("metadata", `${origin}/`, `${origin}/elsewhere`), fetch)).toBeUndefined();
+    expect(await legacyDiscovery(mcpUrl, new IssuerMismatchError("metadata", `${origin}/`, `${origin}/oauth?x=1`), fetch)).toBeUndefined();
   });
 });

@@ -1,5 +1,6 @@
 import type { FetchLike } from "@modelcontextprotocol/client";
-import { MessageTooLargeError } from "../../src/kernel/errors.ts";
+import { MessageTooLargeError, PiMcpError } from "../kernel/errors.ts";
+import { MAX_MESSAGE_BYTES } from "../kernel/limits.ts";
 
 const LF = 0x0a;
 const CR = 0x0d;
@@ -42,6 +43,26 @@ export function boundedFetch(base: FetchLike, maxBytes: number, onTooLarge: (err
       }),
     );
     return withBody(response, body);
+  };
+}
+
+/**
+ * A fetch for one-shot documents from a server (OAuth metadata, registration
+ * and token answers): each body holds at most the message cap, and each
+ * exchange, its body read included, ends within `deadlineMs` (what
+ * `deadlineSetting` names in the error). A document that never ends, or
+ * trickles in forever, costs one message of memory and one deadline of time.
+ */
+export function documentFetch(deadlineMs: number, deadlineSetting: string, base: FetchLike = fetch): FetchLike {
+  const bounded = boundedFetch(base, MAX_MESSAGE_BYTES, () => undefined);
+  return (url, init) => {
+    const deadline = new AbortController();
+    // The origin only: a path or query may hold a setting's secret.
+    const where = URL.canParse(String(url)) ? new URL(String(url)).origin : "the server";
+    const timer = setTimeout(() => deadline.abort(new PiMcpError("failed", `a request to ${where} took longer than ${deadlineMs} ms (${deadlineSetting})`)), deadlineMs);
+    timer.unref?.(); // a finished exchange leaves it pending, harmlessly: aborting a read body does nothing
+    const signal = init?.signal ? AbortSignal.any([init.signal, deadline.signal]) : deadline.signal;
+    return bounded(url, { ...init, signal });
   };
 }
 
