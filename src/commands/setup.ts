@@ -47,9 +47,12 @@ export const setupCommand: CommandSpec = {
   ],
   async run(input, env): Promise<CommandResult> {
     const dryRun = input.options["dry-run"] === true;
+    const settings = globalSettingsPath(env.agentDir);
+    // An `extensions` value setup could not change stops it before the import writes anything.
+    const present = await builtinEntryPresent(settings);
     // `import --from pi`'s rules exactly: the global mcp.json into global settings, a trusted project's into the project's.
     const imported = await runImport({ from: "pi", local: false, dryRun, replace: false }, env);
-    const builtin = await turnBuiltinOff(globalSettingsPath(env.agentDir), dryRun);
+    const builtin = dryRun ? { file: settings, change: present ? "present" : "would-add" } as const : await turnBuiltinOff(settings);
     const tested = dryRun ? [] : await testImported(env, imported);
     const document: SetupDocument = { dryRun, import: imported, builtin, tested };
     const ok = tested.every((server) => server.ok);
@@ -58,29 +61,35 @@ export const setupCommand: CommandSpec = {
 };
 
 /**
+ * Pi's `extensions` list, checked: a value that is not a list of strings is
+ * Pi's to read, never pi-mcp's to replace.
+ */
+function extensionsList(file: string, data: Record<string, unknown>): readonly string[] {
+  const extensions = data.extensions ?? [];
+  const refuse = (path: string, problem: string) => new PiMcpError("invalid_settings", `${file}: ${path}: ${problem}; nothing was changed`);
+  if (!Array.isArray(extensions)) throw refuse("extensions", `must be a list of strings (is ${describeJsonType(extensions)})`);
+  const index = extensions.findIndex((entry) => typeof entry !== "string");
+  if (index !== -1) throw refuse(`extensions[${index}]`, `must be a string (is ${describeJsonType(extensions[index])})`);
+  return extensions as string[];
+}
+
+/** Whether Pi's global settings already turn the built-in MCP off (read only; refuses what it could not change). */
+async function builtinEntryPresent(file: string): Promise<boolean> {
+  const read = await readJsonFile(file);
+  if (read.problem) throw new PiMcpError("unreadable_settings", `${file} ${read.problem}; nothing was changed`);
+  return extensionsList(file, read.data ?? {}).includes(BUILTIN_MCP_OFF);
+}
+
+/**
  * Adds `-builtin:mcp` to the `extensions` list of Pi's global settings,
  * keeping every other entry (and every other key), with the same locked,
- * atomic write as every settings change. An `extensions` value that is not a
- * list of strings is Pi's to read, never pi-mcp's to replace.
+ * atomic write as every settings change; the list is checked again under the lock.
  */
-async function turnBuiltinOff(file: string, dryRun: boolean): Promise<BuiltinChange> {
+async function turnBuiltinOff(file: string): Promise<BuiltinChange> {
   let present = false;
-  const check = (data: Record<string, unknown>): readonly string[] => {
-    const extensions = data.extensions ?? [];
-    if (!Array.isArray(extensions) || !extensions.every((entry) => typeof entry === "string")) {
-      throw new PiMcpError("invalid_settings", `${file}: extensions: must be a list of strings (is ${describeJsonType(extensions)}); nothing was changed`);
-    }
-    present = extensions.includes(BUILTIN_MCP_OFF);
-    return extensions;
-  };
-  if (dryRun) {
-    const read = await readJsonFile(file);
-    if (read.problem) throw new PiMcpError("unreadable_settings", `${file} ${read.problem}; nothing was changed`);
-    check(read.data ?? {});
-    return { file, change: present ? "present" : "would-add" };
-  }
   await updateSettings(file, (data) => {
-    const extensions = check(data);
+    const extensions = extensionsList(file, data);
+    present = extensions.includes(BUILTIN_MCP_OFF);
     return present ? data : { ...data, extensions: [...extensions, BUILTIN_MCP_OFF] };
   });
   return { file, change: present ? "present" : "added" };

@@ -118,6 +118,25 @@ describe("setup", () => {
     expect(await box.readText(box.globalSettings)).toBe(settings);
   });
 
+  it("an extensions value it cannot change stops it before anything is imported: the settings file stays as it was", async () => {
+    for (const [extensions, problem] of [
+      ["./mine.ts", /extensions: must be a list of strings \(is a string\); nothing was changed/],
+      [["./mine.ts", 3], /extensions\[1\]: must be a string \(is a number\); nothing was changed/],
+    ] as const) {
+      const box = sandbox();
+      await builtinServers(box);
+      await box.writeJson(box.globalSettings, { theme: "dark", extensions });
+      const settings = await box.readText(box.globalSettings);
+      for (const args of [["setup"], ["setup", "--json"], ["setup", "--dry-run"]]) {
+        const result = await piMcp(box, args);
+        expect(result.code, args.join(" ")).toBe(1);
+        expect(result.stdout, args.join(" ")).toBe("");
+        expect(result.stderr.trimEnd(), args.join(" ")).toMatch(problem);
+        expect(await box.readText(box.globalSettings), args.join(" ")).toBe(settings);
+      }
+    }
+  });
+
   it("waits for another holder of the settings lock before it writes extensions", async () => {
     const box = sandbox();
     await box.writeJson(box.globalSettings, { theme: "dark" });
