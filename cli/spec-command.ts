@@ -62,6 +62,7 @@ export function inputFromCitty(spec: CommandSpec, args: ParsedArgs, rawArgs: rea
   const rest = dashes === -1 ? undefined : rawArgs.slice(dashes + 1);
   if (rest && !spec.acceptsRest) throw usage(spec, "unexpected `--`", "cli");
   const declared = surfaceOptions(spec, "cli");
+  rejectSwitchValues(spec, rawArgs.slice(0, dashes === -1 ? undefined : dashes), declared);
   rejectUndeclared(spec, args, declared);
   const options: Record<string, string | boolean | string[] | undefined> = {};
   for (const [name, option] of declared) {
@@ -96,6 +97,25 @@ function rejectUndeclared(spec: CommandSpec, args: ParsedArgs, declared: readonl
   for (const [key, value] of Object.entries(args as Record<string, unknown>)) {
     if (plain.has(key) || (negatable.has(key) && value === false)) continue;
     throw usage(spec, `unknown option ${key.length === 1 ? "-" : value === false ? "--no-" : "--"}${key}`, "cli");
+  }
+}
+
+/**
+ * A switch takes no value: citty reads `--dry-run=false` as false but
+ * `--dry-run=no` and `--json=0` as true, so any `=value` on a boolean option
+ * (or on the `--no-X` citty derives from it) is a usage error, as in `/mcp`.
+ */
+function rejectSwitchValues(spec: CommandSpec, head: readonly string[], declared: readonly [string, OptionSpec][]): void {
+  const switches = new Map<string, string>();
+  for (const [name, option] of declared) {
+    if (option.type !== "boolean") continue;
+    for (const spelling of [name, camel(name)]) switches.set(`--${spelling}`, name);
+    if (negated(name) === undefined) for (const spelling of [name, camel(name)]) switches.set(`--no-${spelling}`, `no-${name}`);
+  }
+  for (const token of head) {
+    const equals = token.startsWith("--") ? token.indexOf("=") : -1;
+    const name = equals === -1 ? undefined : switches.get(token.slice(0, equals));
+    if (name !== undefined) throw usage(spec, `--${name} takes no value`, "cli");
   }
 }
 
