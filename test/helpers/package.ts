@@ -14,7 +14,7 @@
  */
 import { execFileSync } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
-import { chmod, mkdir, mkdtemp, realpath, symlink, writeFile } from "node:fs/promises";
+import { chmod, copyFile, mkdir, mkdtemp, realpath, symlink, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { REPO_ROOT, projectPath } from "./tmp.ts";
@@ -31,12 +31,35 @@ interface Manifest {
 
 const readManifest = (dir: string): Manifest => JSON.parse(readFileSync(join(dir, "package.json"), "utf8")) as Manifest;
 
-/** Runs `npm pack` in the checkout (its `files`, as published): the tarball's path. */
-export async function packTarball(): Promise<string> {
+/**
+ * Runs `npm pack` in `dir` (its `files`, as published): the tarball's path.
+ * In the checkout its `prepack` build is skipped (`--ignore-scripts`): other
+ * tests run the built program meanwhile, and unbuild starts by emptying `dist`.
+ */
+export async function packTarball(dir = REPO_ROOT): Promise<string> {
   const destination = await mkdtemp(join(tmpdir(), "pi-mcp-pack-"));
-  const output = execFileSync("npm", ["pack", "--json", "--pack-destination", destination], { cwd: REPO_ROOT, env: { ...process.env, PATH: projectPath() }, encoding: "utf8", timeout: 120_000 });
-  const [packed] = JSON.parse(output) as { filename: string }[];
+  const scripts = dir === REPO_ROOT ? ["--ignore-scripts"] : [];
+  const output = execFileSync("npm", ["pack", "--json", ...scripts, "--pack-destination", destination], { cwd: dir, env: { ...process.env, PATH: projectPath() }, encoding: "utf8", timeout: 180_000 });
+  // A lifecycle script's own output (the prepack build's) comes first on the same stream; npm's document is the last.
+  const [packed] = JSON.parse(output.slice(output.search(/^\[$/m))) as { filename: string }[];
   return join(destination, packed!.filename);
+}
+
+/**
+ * A fresh clone of the checkout: the files git tracks (as they are in the
+ * working tree), without `dist`, with the checkout's node_modules linked in
+ * (as `npm ci` would have installed them).
+ */
+export async function freshClone(): Promise<string> {
+  const dir = await mkdtemp(join(tmpdir(), "pi-mcp-clone-"));
+  const files = execFileSync("git", ["ls-files", "-z", "--cached", "--others", "--exclude-standard"], { cwd: REPO_ROOT, encoding: "utf8" }).split("\0").filter(Boolean);
+  for (const file of files) {
+    if (!existsSync(join(REPO_ROOT, file))) continue; // deleted in the working tree
+    await mkdir(dirname(join(dir, file)), { recursive: true });
+    await copyFile(join(REPO_ROOT, file), join(dir, file));
+  }
+  await symlink(await realpath(join(REPO_ROOT, "node_modules")), join(dir, "node_modules"), "dir");
+  return dir;
 }
 
 /** The files a tarball holds (without npm's `package/` prefix). */

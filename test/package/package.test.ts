@@ -7,18 +7,19 @@
  * In a real Pi TUI (tmux) Pi lists the extension as `pi-mcp`, and after
  * `/reload` the tool rows from before it are drawn as pi-mcp draws new ones.
  */
-import { readFileSync } from "node:fs";
-import { writeFile } from "node:fs/promises";
+import { existsSync, readFileSync } from "node:fs";
+import { rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { FAUX_PROVIDER, makePiHome, NODE, PI_VERSIONS, REPO_ROOT, callThenRepeat, runPi, type PiHome } from "../e2e/harness/pi.ts";
-import { installPacked, packTarball, tarballFiles, type InstalledPackage } from "../helpers/package.ts";
+import { freshClone, installPacked, packTarball, tarballFiles, type InstalledPackage } from "../helpers/package.ts";
 import { fixturePath } from "../helpers/servers.ts";
 import { buildCli, nodeBinary, projectPath, runProcess } from "../helpers/tmp.ts";
 import { HAS_TMUX, startPiTui } from "../helpers/tui.ts";
 
 const MANIFEST = JSON.parse(readFileSync(join(REPO_ROOT, "package.json"), "utf8")) as { version: string };
 const PI_RANGE = ">=0.84.2 <1.7.0";
+const PEERS = { "@earendil-works/pi-ai": PI_RANGE, "@earendil-works/pi-coding-agent": PI_RANGE, "@earendil-works/pi-tui": PI_RANGE };
 /** Where Pi 1.6's TUI shows, at every start, that pi-mcp's /mcp replaced its built-in MCP extension. */
 const BUILTIN_ISSUE = "[Extension issues]\n  builtin:mcp\n";
 const servers = { basic: { command: NODE, args: [fixturePath("basic")] } };
@@ -52,15 +53,25 @@ describe("the tarball", () => {
     expect(readFileSync(join(REPO_ROOT, "LICENSE"), "utf8")).toMatch(/^MIT License\n/);
   });
 
+  it("packed from a fresh clone (no dist yet), it is built first: the tarball holds the program its bin names", async () => {
+    const clone = await freshClone();
+    try {
+      expect(existsSync(join(clone, "dist"))).toBe(false);
+      const files = new Set(tarballFiles(await packTarball(clone)));
+      for (const file of ["dist/cli/index.mjs", "dist/lib.mjs", "dist/lib.d.mts"]) expect(files.has(file), file).toBe(true);
+    } finally {
+      await rm(clone, { recursive: true, force: true });
+    }
+  }, 240_000);
+
   it("declares Pi's packages it imports as peer dependencies for Pi 0.84.2 through 1.6.x, and its extension at the package root", async () => {
     const { installed } = await installedHome();
     const manifest = JSON.parse(readFileSync(join(installed.dir, "package.json"), "utf8"));
     expect(manifest.license).toBe("MIT");
-    expect(manifest.peerDependencies).toEqual({
-      "@earendil-works/pi-ai": PI_RANGE,
-      "@earendil-works/pi-coding-agent": PI_RANGE,
-      "@earendil-works/pi-tui": PI_RANGE,
-    });
+    expect(manifest.peerDependencies).toEqual(PEERS);
+    // Optional for npm: Pi provides them to the extension, and the program never loads them, so
+    // `npm install -g pi-mcp` or `npx pi-mcp` does not install a second Pi (npm 7+ installs required peers).
+    expect(manifest.peerDependenciesMeta).toEqual(Object.fromEntries(Object.keys(PEERS).map((name) => [name, { optional: true }])));
     expect(manifest.pi).toEqual({ extensions: ["./index.ts"] });
     // Every Pi package the shipped sources import is a declared peer.
     const imported = new Set<string>();
