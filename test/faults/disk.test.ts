@@ -88,13 +88,20 @@ describe("on a full disk", () => {
       log.append(line);
     };
     const writer = persistLog(log, path, { render: () => log.text(), report, retryDelaysMs: delays });
-    // The server keeps writing, far longer than the whole retry schedule.
-    const started = Date.now();
+    // The server keeps writing (a line every 2 ms): until the writer made its first write and every
+    // retry (the temporary files it created say so), then for twice the whole schedule more.
     let lines = 0;
-    while (Date.now() - started < 10 * delays.reduce((sum, ms) => sum + ms, 0)) {
+    const serverWrites = async () => {
       log.append(`line ${lines++} ${"x".repeat(2000)}\n`);
       await new Promise((resolve) => setTimeout(resolve, 2));
+    };
+    const deadline = Date.now() + 30_000;
+    while (attempts.count() < 1 + delays.length) {
+      if (Date.now() > deadline) throw new Error(`${attempts.count()} write attempts after 30 s`);
+      await serverWrites();
     }
+    const scheduleEnded = Date.now();
+    while (Date.now() - scheduleEnded < 2 * delays.reduce((sum, ms) => sum + ms, 0) || lines <= 100) await serverWrites();
     await writer.finish();
     attempts.stop();
     expect(lines).toBeGreaterThan(100);
