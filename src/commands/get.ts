@@ -7,7 +7,7 @@ import { shownRootFolder } from "../config/roots.ts";
 import { maskLiterals } from "./literals.ts";
 import { storedAuth } from "./list.ts";
 import { statusSummary } from "./runtime.ts";
-import { wrapLine } from "./text.ts";
+import { SURFACE_WIDTH, wrapLine } from "./text.ts";
 import type { CommandEnvironment, CommandResult, CommandSpec } from "../kernel/commands.ts";
 import { JSON_OPTION } from "./parse.ts";
 
@@ -49,9 +49,9 @@ export const getCommand: CommandSpec = {
   summary: "Show one server definition: where it is, what it runs or reaches, its auth, exposure, roots and timeouts",
   usage: "get <server> [--json]",
   examples: [
-    { line: "get docs", description: "The definition of the server named docs" },
+    { line: "get docs", description: "The definition of the server named docs", only: "cli" },
     { line: "get docs --json", description: "The same as one JSON document", only: "cli" },
-    { line: "get docs", description: "In Pi, also the live connection's state", only: "pi" },
+    { line: "get docs", description: "The definition of the server named docs and its live connection's state", only: "pi" },
   ],
   options: { json: JSON_OPTION },
   async run(input, env): Promise<CommandResult> {
@@ -63,7 +63,7 @@ export const getCommand: CommandSpec = {
     const live = (await env.runtime?.status())?.servers.find((server) => server.name === name);
     const status = live ? [statusSummary(live), ...(live.cause && live.state !== "connected" ? [`cause: ${live.cause}`] : [])] : undefined;
     const redact = createRedactor(config.secrets);
-    return { exitCode: 0, output: safeText(formatDetails(details, status), redact), ...(input.options.json ? { json: redactedJson(details, redact) } : {}) };
+    return { exitCode: 0, output: safeText(formatDetails(details, status, SURFACE_WIDTH[env.surface]), redact), ...(input.options.json ? { json: redactedJson(details, redact) } : {}) };
   },
 };
 
@@ -111,15 +111,15 @@ const AUTH_TEXT: Readonly<Record<ListedAuth, string>> = {
 };
 
 /** `name: value` lines whose values line up; a value of several lines continues under itself. */
-function fields(rows: readonly (readonly [string, readonly string[]])[]): string[] {
+function fields(rows: readonly (readonly [string, readonly string[]])[], lineWidth: number): string[] {
   const width = Math.max(...rows.map(([label]) => label.length)) + 1;
   const hang = " ".repeat(2 + width + 1);
   return rows.flatMap(([label, values]) =>
-    values.flatMap((value, index) => wrapLine(`${index === 0 ? `  ${`${label}:`.padEnd(width)} ` : hang}${value}`, 80, hang)),
+    values.flatMap((value, index) => wrapLine(`${index === 0 ? `  ${`${label}:`.padEnd(width)} ` : hang}${value}`, lineWidth, hang, "keep")),
   );
 }
 
-function formatDetails(details: ServerDetails, status: readonly string[] | undefined): string {
+function formatDetails(details: ServerDetails, status: readonly string[] | undefined, lineWidth: number): string {
   const pairs = (record: Readonly<Record<string, string>>, separator: string) => Object.entries(record).map(([key, value]) => `${key}${separator}${value}`);
   const state = details.masked ? "masked by the project settings (this hidden definition is not used)" : details.enabled ? "enabled" : "disabled";
   const rows: [string, string[]][] = [
@@ -144,7 +144,7 @@ function formatDetails(details: ServerDetails, status: readonly string[] | undef
   rows.push(["timeouts", [`connect ${details.connectTimeoutMs} ms, request ${details.requestTimeoutMs} ms`]]);
   if (status) rows.push(["status", [...status]]);
   if (details.errors.length > 0) rows.push(["problems", details.errors.map((error) => `${error.path}: ${error.message}`)]);
-  return [details.name, ...fields(rows)].join("\n");
+  return [details.name, ...fields(rows, lineWidth)].join("\n");
 }
 
 /** The document with every string made safe (resolved secrets redacted, terminal controls gone). */

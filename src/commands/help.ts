@@ -6,7 +6,7 @@
  */
 import { LONG_SHORTS, surfaceOptions } from "./parse.ts";
 import { surfaceUsage } from "../kernel/commands.ts";
-import { alignColumns, wrapLine } from "./text.ts";
+import { SURFACE_WIDTH, alignColumns, wrapLine } from "./text.ts";
 import type { CommandExample, CommandSpec, OptionSpec, Surface } from "../kernel/commands.ts";
 
 export interface HelpStyle {
@@ -16,7 +16,9 @@ export interface HelpStyle {
   readonly width: number;
 }
 
-export const PLAIN_HELP: HelpStyle = { color: false, width: 80 };
+export const PLAIN_HELP: HelpStyle = { color: false, width: SURFACE_WIDTH.cli };
+
+const plainHelp = (surface: Surface): HelpStyle => ({ color: false, width: SURFACE_WIDTH[surface] });
 
 /** How commands are invoked on each surface. */
 export const PROGRAM: Readonly<Record<Surface, string>> = { cli: "pi-mcp", pi: "/mcp" };
@@ -70,7 +72,7 @@ function wrapUsage(line: string, width: number): string[] {
 }
 
 /** One command's help: usage, arguments (`<required>`, `[optional]`), options and examples. */
-export function commandHelp(spec: CommandSpec, surface: Surface, style: HelpStyle = PLAIN_HELP): string {
+export function commandHelp(spec: CommandSpec, surface: Surface, style: HelpStyle = plainHelp(surface)): string {
   const program = PROGRAM[surface];
   const usage = surfaceUsage(spec, surface)
     .split("\n")
@@ -84,6 +86,14 @@ export function commandHelp(spec: CommandSpec, surface: Surface, style: HelpStyl
     ...section("Options:", options.length > 0 ? table(options, style) : [], style),
     ...section("Examples:", exampleLines(examplesFor(spec, surface), surface, style), style),
   ].join("\n");
+}
+
+/** Every command's usage, each with its summary under it (`/mcp help`). */
+export function commandList(specs: readonly CommandSpec[], surface: Surface, style: HelpStyle = plainHelp(surface)): string[] {
+  return specs.flatMap((spec) => [
+    ...wrapUsage(`${PROGRAM[surface]} ${surfaceUsage(spec, surface).split("\n")[0]!.trim()}`, style.width),
+    ...wrapLine(`      ${spec.summary}`, style.width, "      "),
+  ]);
 }
 
 export interface Overview {

@@ -1,12 +1,11 @@
 import { PiMcpError } from "../kernel/errors.ts";
 import { stripTerminalControls } from "../safety/text.ts";
 import { getCommand } from "./get.ts";
-import { commandHelp } from "./help.ts";
+import { commandHelp, commandList } from "./help.ts";
 import { importCommand } from "./import.ts";
 import { listCommand } from "./list.ts";
 import { addCommand, disableCommand, enableCommand, removeCommand } from "./manage.ts";
 import { parseCommandArgs } from "./parse.ts";
-import { surfaceUsage } from "../kernel/commands.ts";
 import { executeCommand } from "./run.ts";
 import { setupCommand } from "./setup.ts";
 import type { CommandEnvironment, CommandResult, CommandSpec, Surface } from "../kernel/commands.ts";
@@ -36,8 +35,7 @@ export const helpCommand = (commands: () => readonly CommandSpec[]): CommandSpec
       if (!command) throw new PiMcpError("usage", `help: unknown command "${stripTerminalControls(topic)}" (commands: ${commands().map((candidate) => candidate.name).join(", ")})`);
       return { exitCode: 0, output: commandHelp(command, "pi") };
     }
-    const lines = ["/mcp commands:"];
-    for (const command of commands()) lines.push(`  /mcp ${surfaceUsage(command, "pi").split("\n")[0]}`, `      ${command.summary}`);
+    const lines = ["/mcp commands:", ...commandList(commands(), "pi")];
     lines.push("", "/mcp help <command> shows a command's arguments, options and examples.");
     return { exitCode: 0, output: lines.join("\n") };
   },

@@ -1,10 +1,16 @@
 /** Plain-text layout shared by command output (status, help): lines that fit a terminal. */
+import type { Surface } from "../kernel/commands.ts";
+
+/** How wide a line of command output may be in an 80-column terminal: Pi pads its notices by one column on each side. */
+export const SURFACE_WIDTH: Readonly<Record<Surface, number>> = { cli: 80, pi: 78 };
 
 /**
- * Breaks one line at spaces so that no piece is longer than `width` (a word
- * longer than the room is cut); continuation pieces start with `continuation`.
+ * Breaks one line at spaces so that no piece is longer than `width`;
+ * continuation pieces start with `continuation`. A word longer than the room
+ * is cut, unless `longWords` is `"keep"`: a URL or a path that is cut cannot be
+ * copied, so there it stays whole, on a longer line.
  */
-export function wrapLine(line: string, width: number, continuation: string): string[] {
+export function wrapLine(line: string, width: number, continuation: string, longWords: "cut" | "keep" = "cut"): string[] {
   const out: string[] = [];
   let rest = line;
   let prefix = "";
@@ -12,7 +18,12 @@ export function wrapLine(line: string, width: number, continuation: string): str
     const room = Math.max(20, width - prefix.length);
     if (rest.length <= room) break;
     const space = rest.lastIndexOf(" ", room);
-    const cut = space > room / 3 ? space : room;
+    let cut = space > room / 3 ? space : room;
+    if (cut === room && longWords === "keep") {
+      // The word across the room's edge stays whole on this piece; the text after it continues below.
+      cut = rest.indexOf(" ", room);
+      if (cut < 0) break;
+    }
     out.push(prefix + rest.slice(0, cut).trimEnd());
     rest = rest.slice(cut).trimStart();
     prefix = continuation;

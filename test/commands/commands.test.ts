@@ -450,6 +450,28 @@ describe("the Pi surface (hand-built CommandEnvironment)", () => {
     expect(reconnected.sort()).toEqual(["discovered", "oauth"]);
   });
 
+  it("/mcp get fits Pi's notices in an 80-column terminal (78 columns), the program's get 80; a URL longer than the room stays whole", async () => {
+    const box = sandbox();
+    const long = "https://mcp.example.com/a/rather/long/path/that/goes/on/and/on/and/on/and/on/mcp";
+    const workspace = "${WORKSPACE_ID} and a long explanation of what it is for, in words that go on";
+    await box.writeJson(box.globalSettings, { mcp: { servers: { docs: { url: long, headers: { "X-Workspace": workspace } } } } });
+    const { env } = piEnvironment(box);
+    const runtime = { ...env.runtime!, status: async () => ({ config: undefined as never, servers: [] }) };
+    const inPi = await runCommandLine(surfaceCommands("pi"), ["get", "docs"], { ...env, runtime });
+    const standalone = await runCli(["get", "docs"], box.projectDir, box.env());
+    for (const [result, width] of [[inPi, 78], [standalone, 80]] as const) {
+      expect(result.exitCode, result.output).toBe(0);
+      const lines = result.output.split("\n");
+      expect(lines).toContain(`  url:         ${long}`);
+      const header = lines.slice(lines.findIndex((line) => line.startsWith("  headers:")), lines.findIndex((line) => line.startsWith("  auth:")));
+      expect(header.length, header.join("\n")).toBeGreaterThan(1);
+      for (const line of header) expect(line.length, line).toBeLessThanOrEqual(width);
+      expect(header.map((line) => line.trim()).join(" ")).toBe(`headers:     X-Workspace: ${workspace}`);
+    }
+    // The same header, wrapped by each surface's width.
+    expect(inPi.output).not.toBe(standalone.output);
+  });
+
   it("help and usage errors show only the options of their surface", async () => {
     const { env } = piEnvironment(sandbox());
     const commands = surfaceCommands("pi");

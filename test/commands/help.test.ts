@@ -11,6 +11,8 @@ import type { Surface } from "../../src/kernel/commands.ts";
 import { createKernel, runtimeCommands } from "../../src/composition.ts";
 
 const SURFACES: Surface[] = ["cli", "pi"];
+/** An 80-column terminal: Pi pads its notices by one column on each side, so `/mcp` output has 78. */
+const WIDTH: Record<Surface, number> = { cli: 80, pi: 78 };
 
 function commandsOf(surface: Surface) {
   const all = commandsFor(surface, [...runtimeCommands(), ...createKernel().commands]);
@@ -32,12 +34,19 @@ describe.each(SURFACES)("on the %s surface", (surface) => {
     }
   });
 
-  it("every command's help fits 80 columns, has no trailing spaces and no colour unless asked", () => {
+  it("no command shows the same example line twice", () => {
+    for (const command of commandsOf(surface)) {
+      const lines = examplesFor(command, surface).map((example) => example.line);
+      expect(new Set(lines).size, `${command.name}: ${lines.join(" / ")}`).toBe(lines.length);
+    }
+  });
+
+  it("every command's help fits an 80-column terminal (78 inside Pi's notices), has no trailing spaces and no colour unless asked", () => {
     for (const command of commandsOf(surface)) {
       const text = commandHelp(command, surface);
       expect(text).not.toMatch(/\u001b\[/);
       for (const line of text.split("\n")) {
-        expect(line.length, `${command.name}: ${line}`).toBeLessThanOrEqual(80);
+        expect(line.length, `${command.name}: ${line}`).toBeLessThanOrEqual(WIDTH[surface]);
         expect(line, command.name).not.toMatch(/\s$/);
       }
       expect(commandHelp(command, surface, { color: true, width: 80 })).toContain("\u001b[1mUsage:\u001b[22m");
@@ -50,4 +59,15 @@ it("the CLI surface shows its own options (--json, --approve) and /mcp does not"
   expect(commandHelp(list!, "cli")).toMatch(/--json\s+Print one JSON document/);
   expect(commandHelp(list!, "cli")).toMatch(/-a, --approve/);
   expect(commandHelp(list!, "pi")).not.toMatch(/--json|--approve/);
+});
+
+it("/mcp help (every command) fits Pi's notices in an 80-column terminal: 78 columns, no trailing spaces", async () => {
+  const all = commandsOf("pi");
+  const help = all.find((command) => command.name === "help")!;
+  const { output } = await help.run({ positionals: [], options: {}, rest: undefined }, undefined as never);
+  expect(output).toContain("/mcp import [--from pi|claude|cursor|vscode|FILE]");
+  for (const line of output.split("\n")) {
+    expect(line.length, line).toBeLessThanOrEqual(WIDTH.pi);
+    expect(line, line).not.toMatch(/\s$/);
+  }
 });
