@@ -1,6 +1,7 @@
 import { isRecord } from "../safety/keys.ts";
 import type { ExtensionAPI } from "@earendil-works/pi-coding-agent";
 import type { BridgedTool, ToolSink } from "../runtime/host.ts";
+import { schemaForPi } from "../runtime/schemas.ts";
 import type { ToolOutcome } from "../kernel/services.ts";
 import type { Exposure } from "../kernel/settings.ts";
 import type { ToolRendering } from "../kernel/pi-part.ts";
@@ -78,8 +79,9 @@ export function piToolSink(pi: ExtensionAPI, notice: (text: string) => void = ()
           name: bridged.name,
           label: `${bridged.server}: ${bridged.tool.title ?? bridged.tool.name}`,
           description: bridged.tool.description ?? `MCP tool ${bridged.tool.name} from ${bridged.server}`,
-          // The exact schema the server advertised; it is compiled only when the tool is used.
-          parameters: (isRecord(bridged.tool.inputSchema) ? bridged.tool.inputSchema : { type: "object" }) as never,
+          // The schema the server advertised, without its patterns (Pi would run them in a backtracking engine;
+          // pi-mcp checks the exact schema, patterns in linear time); it is compiled only when the tool is used.
+          parameters: schemaForPi(isRecord(bridged.tool.inputSchema) ? bridged.tool.inputSchema : { type: "object" }) as never,
           ...(annotations && { annotations }),
           ...rendering?.serverTool(bridged.server, bridged.tool.name, bridged.name),
           execute: async (_toolCallId, params, signal, onUpdate, ctx) =>
