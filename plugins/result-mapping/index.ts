@@ -1,5 +1,7 @@
 import { STAGE, type Kernel, type KernelPlugin } from "../../src/kernel/kernel.ts";
 import type { ContentBlock, MappedResult, PiContent, ResultContext } from "../../src/kernel/types.ts";
+import { MAX_NESTING_DEPTH } from "../../src/kernel/limits.ts";
+import { CUT_MARKER, cutNesting, printJson } from "../../src/safety/json.ts";
 
 type Mapper = (block: ContentBlock, context: ResultContext) => Promise<PiContent[]> | PiContent[];
 
@@ -55,11 +57,17 @@ export class ResultMappingPlugin implements KernelPlugin {
   }
 }
 
-/** Structured content is shown to the model as labelled JSON and kept in details. */
+/**
+ * Structured content is shown to the model as labelled JSON and kept in
+ * details (both go into Pi's transcript): cut below MAX_NESTING_DEPTH levels,
+ * with a note saying so, and indented only when that at most doubles its size.
+ */
 function withStructuredContent(result: MappedResult, context: ResultContext): MappedResult {
   const structured = context.raw.structuredContent;
   if (structured === undefined) return result;
-  result.details.structuredContent = structured;
-  result.trailer.push({ type: "text", text: `[structured content]\n${JSON.stringify(structured, null, 2)}` });
+  const { value, cut } = cutNesting(structured);
+  result.details.structuredContent = value;
+  const note = cut ? `\n[structured content nested more than ${MAX_NESTING_DEPTH} levels deep: deeper values are replaced by "${CUT_MARKER}"]` : "";
+  result.trailer.push({ type: "text", text: `[structured content]\n${printJson(value)}${note}` });
   return result;
 }

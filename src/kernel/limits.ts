@@ -6,6 +6,17 @@
 /** The largest single message read from a server, on every transport (16 MiB). */
 export const MAX_MESSAGE_BYTES = 16 * 1024 * 1024;
 
+/**
+ * The deepest nesting (objects and arrays) of anything a server sends that
+ * reaches Pi's transcript: tool definitions (deeper ones are left out) and
+ * tool results' structured content (cut below it). Every model request of Pi
+ * 1.6 structured-clones the transcript, and V8's structured clone overflows
+ * its stack at about 1,600 levels: one such value would fail every request
+ * of the session, also after it is resumed. Measured in a real Pi: 1,500
+ * levels pass, 1,600 fail; the cut leaves room.
+ */
+export const MAX_NESTING_DEPTH = 1_000;
+
 /** How many `sampling/createMessage` requests one tool call may make. */
 export const MAX_SAMPLING_PER_CALL = 10;
 

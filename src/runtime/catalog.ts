@@ -10,6 +10,7 @@ import picomatch from "picomatch";
 import type { ToolFilter } from "../kernel/settings.ts";
 import { invalidHeaderMarking } from "./header-declarations.ts";
 import { PiMcpError } from "../kernel/errors.ts";
+import { MAX_NESTING_DEPTH } from "../kernel/limits.ts";
 import type { Redactor } from "../kernel/types.ts";
 import { requestFailure } from "./errors.ts";
 import { ANY_RESULT, isMethodNotFound, type CatalogItem, type OptionalListMethod, type ResourceListMethod } from "../kernel/protocol.ts";
@@ -100,16 +101,14 @@ export class ResourceCatalog {
 }
 
 /**
- * Tool definitions nested deeper than this (objects and arrays) are left out.
- * Every model request of Pi 1.6 structured-clones the transcript, whose system
- * messages carry each tool's declaration (ExtensionRunner.emitContext), and V8's
- * structured clone overflows its stack at about 1,600 levels: one such
- * definition would fail every request. Measured in a real Pi: 1,500 levels
- * pass, 1,600 fail; the cut leaves room. (ajv compiles input schemas of up to
- * about 470 nested properties, ~950 levels; a deeper one fails only its own
- * tool, at call time.)
+ * Tool definitions nested deeper than this (objects and arrays) are left out:
+ * the transcript's system messages carry each tool's declaration
+ * (ExtensionRunner.emitContext), which Pi structured-clones for every model
+ * request (see MAX_NESTING_DEPTH). (ajv compiles input schemas of up to about
+ * 470 nested properties, ~950 levels; a deeper one fails only its own tool,
+ * at call time.)
  */
-export const MAX_DEFINITION_DEPTH = 1_000;
+export const MAX_DEFINITION_DEPTH = MAX_NESTING_DEPTH;
 
 /** A validated tool with the JSON of its definition (what Pi is given; a change of it re-registers the tool). */
 export interface CatalogTool {

@@ -25,7 +25,14 @@ export class LazySchemas {
     if (typeof schema !== "object" || schema === null) return { ok: false, message: `${what} schema is not a JSON object` };
     const validator = this.validator(schema);
     if (validator instanceof Error) return { ok: false, message: `${what} schema cannot be compiled: ${validator.message}` };
-    if (validator(value)) return { ok: true };
+    let valid: boolean;
+    try {
+      valid = validator(value) as boolean;
+    } catch (error) {
+      // A recursive schema over data nested thousands of levels deep overflows the stack: the value is not checked, and the check says so.
+      return { ok: false, message: `${what} could not be checked against its schema (${error instanceof Error ? error.message : String(error)})` };
+    }
+    if (valid) return { ok: true };
     return { ok: false, message: `${what} does not match its schema: ${this.ajv.errorsText(validator.errors, { dataVar: what })}` };
   }
 

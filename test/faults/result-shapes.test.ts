@@ -1,0 +1,70 @@
+// Tool results whose structured content has a hostile shape, small on the
+// wire: nested thousands of levels deep (Pi structured-clones the transcript,
+// which overflows at ~1,600 levels and then fails every model request of the
+// session), or deep and wide at once (indented, 2 MB of JSON became a 306 MB
+// Result Spill). The content is cut at MAX_NESTING_DEPTH like definitions,
+// with a note for the model, and printed in a size bounded by the message.
+import { stat } from "node:fs/promises";
+import { afterEach, describe, expect, it } from "vitest";
+import { MAX_NESTING_DEPTH } from "../../src/kernel/limits.ts";
+import { CUT_MARKER, jsonShape } from "../../src/safety/json.ts";
+import { fixtureServer, startHost, stopAllHosts, textOf } from "../helpers/host.ts";
+
+afterEach(() => stopAllHosts());
+
+async function deepHost() {
+  const h = await startHost({ deep: fixtureServer("deep-results") }, { requestTimeoutMs: 60_000 });
+  await h.waitForTools(3, { server: "deep" });
+  return h;
+}
+
+describe("structured content nested deeper than the cut", () => {
+  for (const depth of [2_500, 6_000]) {
+    it(`${depth} levels: the result's details are cut at ${MAX_NESTING_DEPTH} levels, survive a structured clone (what Pi does to the transcript), and the model is told of the cut`, async () => {
+      const h = await deepHost();
+      const outcome = await h.call("mcp__deep__deep", { depth });
+      expect(jsonShape(outcome.details.structuredContent).depth).toBe(MAX_NESTING_DEPTH);
+      expect(() => structuredClone(outcome)).not.toThrow();
+      const text = textOf(outcome);
+      expect(text).toContain(`[structured content nested more than ${MAX_NESTING_DEPTH} levels deep: deeper values are replaced by "${CUT_MARKER}"]`);
+      expect(text).toContain(`"${CUT_MARKER}"`);
+      expect(textOf(await h.call("mcp__deep__ok", {}))).toBe("fine");
+    }, 60_000);
+  }
+
+  it(`content at the cut (${MAX_NESTING_DEPTH} levels) is kept whole, without a note`, async () => {
+    const h = await deepHost();
+    // The fixture wraps the nest in {"v": …}: one level more.
+    const outcome = await h.call("mcp__deep__deep", { depth: MAX_NESTING_DEPTH - 1 });
+    expect(jsonShape(outcome.details.structuredContent).depth).toBe(MAX_NESTING_DEPTH);
+    expect(textOf(outcome)).not.toContain("levels deep");
+    expect(textOf(outcome)).toContain('"leaf"');
+  });
+});
+
+describe("structured content deep and wide at once", () => {
+  it("1,000 levels of 300 keys (about 2 MB on the wire) give a Result Spill of a few MB, not hundreds (no indentation where it would multiply the size)", async () => {
+    const h = await deepHost();
+    const outcome = await h.call("mcp__deep__wide_deep", { depth: 999, width: 300 });
+    const spill = outcome.details.spillPath as string;
+    expect(spill).toBeDefined();
+    const { size } = await stat(spill);
+    // The compact JSON is about 2.4 MB; indented it was 306 MB.
+    expect(size).toBeGreaterThan(2_000_000);
+    expect(size).toBeLessThan(6_000_000);
+  }, 60_000);
+
+  it("a flat result is still indented for the model", async () => {
+    const h = await deepHost();
+    const outcome = await h.call("mcp__deep__wide_deep", { depth: 2, width: 3 });
+    expect(textOf(outcome)).toContain('[structured content]\n{\n  "v": {\n    "k0": 0,');
+  });
+});
+
+describe("jsonShape counts what indentation adds", () => {
+  it("exactly, for objects, arrays, empty containers and nesting", () => {
+    for (const value of [{}, [], { a: 1 }, [1, [2, { b: [] }]], { a: { b: { c: [1, 2, {}] } }, d: "x" }, "scalar", null]) {
+      expect(JSON.stringify(value).length + jsonShape(value).indentation, JSON.stringify(value)).toBe(JSON.stringify(value, null, 2).length);
+    }
+  });
+});
