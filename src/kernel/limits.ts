@@ -17,6 +17,13 @@ export const MAX_MESSAGE_BYTES = 16 * 1024 * 1024;
  */
 export const MAX_NESTING_DEPTH = 1_000;
 
+/**
+ * The most one paged list (tools, resources, resource templates, prompts)
+ * may hold in all, as JSON: two messages' worth. A server that pages forever
+ * is stopped here, long before its 1,000th page.
+ */
+export const MAX_CATALOG_BYTES = 2 * MAX_MESSAGE_BYTES;
+
 /** How many `sampling/createMessage` requests one tool call may make. */
 export const MAX_SAMPLING_PER_CALL = 10;
 

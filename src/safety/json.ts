@@ -38,6 +38,28 @@ export function jsonShape(value: unknown): JsonShape {
 }
 
 /**
+ * About how long the compact JSON text of `value` is (strings counted
+ * without escapes), counted without recursion and without building it: what
+ * a parsed value of a server's costs to keep.
+ */
+export function jsonLength(value: unknown): number {
+  let length = 0;
+  const stack: unknown[] = [value];
+  while (stack.length > 0) {
+    const current = stack.pop();
+    if (typeof current === "string") length += current.length + 2;
+    else if (isContainer(current)) {
+      const keys = Array.isArray(current) ? undefined : Object.keys(current);
+      const children = Array.isArray(current) ? current : Object.values(current);
+      length += 2 + Math.max(0, children.length - 1); // brackets and commas
+      for (const key of keys ?? []) length += key.length + 3; // "key":
+      for (const child of children) stack.push(child);
+    } else length += String(current).length;
+  }
+  return length;
+}
+
+/**
  * A copy of `value` whose containers nested deeper than `maxDepth` are
  * replaced by CUT_MARKER (the value itself when nothing is that deep).
  * Object keys are copied as own properties (a key `__proto__` stays a key).
