@@ -24,6 +24,9 @@ export const MAX_NESTING_DEPTH = 1_000;
  */
 export const MAX_CATALOG_BYTES = 2 * MAX_MESSAGE_BYTES;
 
+/** How much of a progress notification's message reaches Pi's tool row (one line is shown; a server may send megabytes, many times a second). */
+export const MAX_PROGRESS_MESSAGE_CHARS = 500;
+
 /** How many `sampling/createMessage` requests one tool call may make. */
 export const MAX_SAMPLING_PER_CALL = 10;
 

@@ -6,6 +6,9 @@ import type { ServerConnection } from "./connection.ts";
 import { requestFailure } from "./errors.ts";
 import type { LazySchemas } from "./schemas.ts";
 import type { CallOptions, ProgressUpdate, ToolOutcome } from "../kernel/services.ts";
+import { MAX_PROGRESS_MESSAGE_CHARS } from "../kernel/limits.ts";
+import type { Redactor } from "../kernel/types.ts";
+import { safeHead } from "../safety/text.ts";
 
 export type { CallOptions, ProgressUpdate, ToolOutcome };
 
@@ -68,7 +71,7 @@ async function sendCall(
       timeout,
       resetTimeoutOnProgress: true,
       maxTotalTimeout: deadline.ms,
-      onprogress: (progress: ProgressUpdate) => options.onProgress?.(progress),
+      onprogress: (progress: ProgressUpdate) => options.onProgress?.(boundedProgress(progress, connection.host.redact)),
       signal,
     };
     // 2026-07-28 peers: the SDK mirrors `x-mcp-header` parameters into HTTP headers. The tool is passed
@@ -112,4 +115,17 @@ export async function mapCallResult(
     }
   }
   return results.finish(where, mapped);
+}
+
+/**
+ * What Pi gets of a progress notification: its numbers, and at most
+ * MAX_PROGRESS_MESSAGE_CHARS of its message, made safe (redacted, stripped,
+ * then cut). Nothing else the server put in it is passed on.
+ */
+function boundedProgress(progress: ProgressUpdate, redact: Redactor): ProgressUpdate {
+  return {
+    progress: progress.progress,
+    ...(typeof progress.total === "number" && { total: progress.total }),
+    ...(typeof progress.message === "string" && { message: safeHead(progress.message, redact, MAX_PROGRESS_MESSAGE_CHARS) }),
+  };
 }
