@@ -1,7 +1,19 @@
 import type { ExtensionAPI, ExtensionCommandContext } from "@earendil-works/pi-coding-agent";
 import { drawEarlierRows } from "./pi/earlier-rows.ts";
+import { knownCatalogs, registerKnownTools } from "./pi/preload.ts";
+import type { PiMcpRegistration } from "./pi/extension.ts";
 
 type Handler = (event: unknown, ctx: unknown) => unknown;
+
+/** The known catalogs, or none when reading them failed (Pi must start whatever the files hold). */
+function knownCatalogsOrNone(): ReturnType<typeof knownCatalogs> {
+  try {
+    return knownCatalogs();
+  } catch (error) {
+    process.stderr.write(`pi-mcp: the known tool catalogs could not be read: ${String(error)}\n`);
+    return undefined;
+  }
+}
 type CommandOptions = Parameters<ExtensionAPI["registerCommand"]>[1];
 
 /** The events the core handles; the entry forwards them once the core is loaded. */
@@ -15,6 +27,13 @@ const EVENTS = ["session_start", "before_agent_start", "session_tree", "session_
  * after the session started, so Pi's start never pays for it. Tool rows Pi
  * draws before that (the transcript after `/reload`) are pi-mcp's all the
  * same (see src/pi/earlier-rows.ts).
+ *
+ * The tools of every server whose catalog is known (handed over by the
+ * session Pi just replaced, or recorded by an earlier session with the same
+ * settings) are registered here, while Pi loads the extension: in linear
+ * time, and in Pi's first model request. A call of one loads the rest and
+ * waits for its server (src/pi/preload.ts). A session that ends before the
+ * rest started loading (a quick `pi -p`) never loads it.
  */
 export default function piMcp(pi: ExtensionAPI): void {
   const handlers = new Map<string, Handler>();
@@ -22,6 +41,9 @@ export default function piMcp(pi: ExtensionAPI): void {
   let core: Promise<void> | undefined;
   let loaded = false;
   let ended = false;
+  let registration: PiMcpRegistration | undefined;
+  /** The deferred load after session_start, until it ran (a session that ends first cancels it). */
+  let loadTimer: NodeJS.Timeout | undefined;
   /** The session_start not yet handed to the core: whoever needs the core first delivers it. */
   let pendingStart: [unknown, unknown] | undefined;
 
@@ -42,12 +64,15 @@ export default function piMcp(pi: ExtensionAPI): void {
       return typeof value === "function" ? value.bind(target) : value;
     },
   });
+  let known = knownCatalogsOrNone();
   const load = async () => {
+    clearTimeout(loadTimer);
     await (core ??= import("./pi/extension.ts").then(({ registerPiMcp }) => {
       // A session that ended while the core loaded (a quick `pi -p`) has nothing left to set up:
       // Pi's API of that session is gone.
       if (ended) return;
-      const registered = registerPiMcp(view);
+      const registered = registerPiMcp(view, {}, known);
+      registration = registered;
       loaded = true;
       registered.earlierRows.then((renderers) => earlierRows.ready(renderers)).catch(() => undefined);
     }));
@@ -55,6 +80,20 @@ export default function piMcp(pi: ExtensionAPI): void {
     pendingStart = undefined;
     if (start && !ended) handlers.get("session_start")?.(...start);
   };
+
+  try {
+    if (known) {
+      registerKnownTools(pi, known, (piName) => async (args, options) => {
+        await load();
+        if (!registration) throw new Error(`${piName}: this Pi session has ended`);
+        return registration.callTool(piName, args, options);
+      });
+    }
+  } catch (error) {
+    // Pi must start whatever a cache holds: the host then registers every tool itself (those already given route by name).
+    known = undefined;
+    process.stderr.write(`pi-mcp: the known tool catalogs could not be registered: ${String(error)}\n`);
+  }
 
   pi.registerCommand("mcp", {
     description: "Manage MCP servers (pi-mcp): /mcp help",
@@ -73,16 +112,21 @@ export default function piMcp(pi: ExtensionAPI): void {
       if (event === "session_start") {
         // Loading and starting both happen later (or when a command needs them first).
         pendingStart = [payload, ctx];
-        setTimeout(() => load().catch((error: unknown) => process.stderr.write(`pi-mcp failed to load: ${String(error)}\n`)), 0);
+        loadTimer = setTimeout(() => load().catch((error: unknown) => process.stderr.write(`pi-mcp failed to load: ${String(error)}\n`)), 0);
         return undefined;
       }
       if (event === "session_shutdown") {
         ended = true;
+        clearTimeout(loadTimer); // a session that ended before the rest started loading has nothing to load it for
         // Not loaded yet means no host was started: nothing to close, and nothing will start now.
         return loaded ? handlers.get(event)?.(payload, ctx) : undefined;
       }
-      // The system prompt and branch changes need a started host: before that there is nothing to add.
-      return loaded ? handlers.get(event)?.(payload, ctx) : undefined;
+      if (loaded) return handlers.get(event)?.(payload, ctx);
+      // Before the rest has loaded, the system prompt gets the known catalogs' instructions (as the host would);
+      // branch changes need a started host.
+      const systemPrompt = (payload as { systemPrompt?: unknown }).systemPrompt;
+      if (event === "before_agent_start" && known?.prompt && typeof systemPrompt === "string") return { systemPrompt: systemPrompt + known.prompt };
+      return undefined;
     }) as never);
   }
 }

@@ -18,7 +18,6 @@
  * (tokens are never read from, or written to, a file chosen by whoever made
  * the link); the reset removes the link itself, not what it points to.
  */
-import { closeSync, constants, openSync, readFileSync } from "node:fs";
 import { chmod, lstat, mkdir, rm, stat } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import type { OAuthClientInformationMixed, OAuthTokens } from "@modelcontextprotocol/client";
@@ -27,8 +26,9 @@ import type { CredentialQueries } from "../../src/kernel/commands.ts";
 import { DEFAULTS, usesOAuth, type RemoteDefinition } from "../../src/kernel/settings.ts";
 import { CredentialStoreError } from "./errors.ts";
 import { isRecord, keyedRecord, parseJson } from "../../src/safety/keys.ts";
+import { AUTH_FILE_NAME, readTextNoFollowSync } from "../../src/config/credential-stamp.ts";
 
-export const AUTH_FILE_NAME = "mcp-auth.json";
+export { AUTH_FILE_NAME };
 const STORE_VERSION = 1;
 /** A pending authorization flow can be completed this long after it started. */
 export const PENDING_FLOW_TTL_MS = 30 * 60_000;
@@ -198,7 +198,7 @@ export class CredentialStore {
   identitySync(server: string, binding: Binding): string {
     let entry: StoredEntry | undefined;
     try {
-      entry = (parseJson(readSyncNoFollow(this.path)) as { servers?: Record<string, StoredEntry> }).servers?.[server];
+      entry = (parseJson(readTextNoFollowSync(this.path)) as { servers?: Record<string, StoredEntry> }).servers?.[server];
     } catch (error) {
       return (error as NodeJS.ErrnoException).code === "ENOENT" ? "none" : "unreadable";
     }
@@ -246,16 +246,6 @@ export class CredentialStore {
       const leftovers = await removeTemporaries(this.path, 0);
       return existed || leftovers > 0;
     });
-  }
-}
-
-/** Reads a small file synchronously without following a symbolic link there (`ELOOP` when it is one). */
-function readSyncNoFollow(path: string): string {
-  const fd = openSync(path, constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0));
-  try {
-    return readFileSync(fd, "utf8");
-  } finally {
-    closeSync(fd);
   }
 }
 

@@ -10,6 +10,8 @@ import { transportPlugin } from "./plugin.ts";
 const NEWLINE = 0x0a;
 /** How long a server that closed its stdout may take to exit before the connection is closed as lost. */
 const STDOUT_EXIT_GRACE_MS = 500;
+/** How long a server that never answered may take to end on SIGTERM before it is killed. */
+const UNSTARTED_KILL_MS = 500;
 
 /**
  * The SDK's stdio read buffer, in linear time. The SDK's own copies the whole
@@ -91,10 +93,16 @@ export class LinearReadBuffer extends ReadBuffer {
  * - A server that closes its stdout can no longer answer: the transport is
  *   closed (the SDK would wait for the process to exit), so the connection
  *   is lost at once instead of every request timing out.
+ * - A server that never answered anything (still starting) is ended at once
+ *   when the transport closes: SIGTERM, and SIGKILL after a short bound. The
+ *   SDK would give it two seconds to notice its closed stdin, which a server
+ *   still loading never does, and every quit would wait for that.
  */
 class InPlaceStdioTransport extends StdioClientTransport {
   /** How the process ended, once it has. */
   exit: string | undefined;
+  /** Whether the server has written anything to its stdout (it has started, and may have work to finish). */
+  private answered = false;
 
   constructor(server: StdioServerParameters, maxMessageBytes: number) {
     super(server);
@@ -108,6 +116,9 @@ class InPlaceStdioTransport extends StdioClientTransport {
     child?.once("exit", (code, signal) => {
       this.exit = signal ? `was stopped by signal ${signal}` : `exited with code ${code}`;
     });
+    child?.stdout?.once("data", () => {
+      this.answered = true;
+    });
     child?.stdout?.once("end", () => {
       // A process that is exiting closes its stdout first: give it a moment to exit, which the SDK reports itself.
       const timer = setTimeout(() => {
@@ -119,6 +130,17 @@ class InPlaceStdioTransport extends StdioClientTransport {
       timer.unref();
       child.once("exit", () => clearTimeout(timer));
     });
+  }
+
+  override async close(): Promise<void> {
+    const child = this.sdkInternals()._process;
+    if (child && !this.answered && child.exitCode === null && child.signalCode === null) {
+      child.kill("SIGTERM");
+      const kill = setTimeout(() => child.kill("SIGKILL"), UNSTARTED_KILL_MS);
+      kill.unref();
+      child.once("exit", () => clearTimeout(kill));
+    }
+    await super.close();
   }
 
   /** The SDK's (TypeScript-private) read buffer and child process: the seams this class uses. */

@@ -1,8 +1,7 @@
 import { formatPath } from "./schema.ts";
 import type { ConfigIssue } from "../kernel/settings.ts";
 import { keyedRecord, ownValue } from "../safety/keys.ts";
-
-const REFERENCE = /\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g;
+import { ENV_REFERENCE as REFERENCE } from "./references.ts";
 
 export interface Expansion {
   readonly issues: ConfigIssue[];

@@ -9,6 +9,7 @@ import {
   type ConfigSources,
   type Exposure,
   type EffectiveConfig,
+  type Lifecycle,
   type RetryPolicy,
   type RootsSetting,
   type Scope,
@@ -61,6 +62,8 @@ export function resolveConfig(
     retry: mergeRetry(recordOf(globalMcp.retry), recordOf(projectMcp.retry)),
     exposure: pickExposure(globalMcp, projectMcp),
     features: mergeFeatures(recordOf(globalMcp.features), recordOf(projectMcp.features)),
+    lifecycle: pickLifecycle(globalMcp, projectMcp),
+    idleTimeoutMs: pickNumber("idleTimeoutMs", DEFAULTS.idleTimeoutMs, globalMcp, projectMcp),
     ...roots,
     servers,
     secrets: expansion.secrets,
@@ -220,6 +223,8 @@ function toDefinition(server: RawServer, enabled: boolean): ServerDefinition {
     ...(server.exposure !== undefined && { exposure: server.exposure }),
     ...(server.toolExposure !== undefined && { toolExposure: server.toolExposure }),
     ...(server.roots !== undefined && { roots: server.roots }),
+    ...(server.lifecycle !== undefined && { lifecycle: server.lifecycle }),
+    ...(server.idleTimeoutMs !== undefined && { idleTimeoutMs: server.idleTimeoutMs }),
   };
   if (server.command !== undefined) {
     return {
@@ -254,6 +259,14 @@ function pickExposure(...layers: Record<string, unknown>[]): Exposure {
   let exposure: Exposure = "direct";
   for (const layer of layers) exposure = EXPOSURES.find((known) => known === layer.exposure) ?? exposure;
   return exposure;
+}
+
+const LIFECYCLES: readonly Lifecycle[] = ["eager", "lazy"];
+
+function pickLifecycle(...layers: Record<string, unknown>[]): Lifecycle {
+  let lifecycle: Lifecycle = "eager";
+  for (const layer of layers) lifecycle = LIFECYCLES.find((known) => known === layer.lifecycle) ?? lifecycle;
+  return lifecycle;
 }
 
 /** The top-level `roots` and the file it is in: the project's replaces the global one (a list is one value, not merged). */

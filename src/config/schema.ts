@@ -29,6 +29,9 @@ const Auth = NoAuth.or(BearerAuth).or(OAuthAuth);
 
 const Exposure = type("'direct' | 'deferred' | 'codemode' | 'hidden'");
 
+/** `lazy`: no process or connection until one of the server's tools (or a command) needs it. */
+const Lifecycle = type("'eager' | 'lazy'");
+
 const ToolFilter = NotArray.and(type({ "include?": "string[]", "exclude?": "string[]", "+": "reject" }));
 
 /** `false` declares no roots capability; a list of folders replaces Pi's working folder. */
@@ -51,6 +54,8 @@ export const RawServer = NotArray.and(type({
   "exposure?": Exposure,
   "toolExposure?": NotArray.and(type({ "[string]": Exposure })),
   "roots?": Roots,
+  "lifecycle?": Lifecycle,
+  "idleTimeoutMs?": positiveMs,
   "+": "reject",
 }));
 export type RawServer = typeof RawServer.infer;
@@ -85,6 +90,8 @@ export const RawMcp = NotArray.and(type({
   "features?": Features,
   "exposure?": Exposure,
   "roots?": Roots,
+  "lifecycle?": Lifecycle,
+  "idleTimeoutMs?": positiveMs,
   "servers?": NotArray.and(type({ "[string]": RawServer.or("null") })),
   "+": "reject",
 }));

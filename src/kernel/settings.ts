@@ -6,6 +6,8 @@ export type AuthKind = "none" | "bearer" | "oauth";
 export type RootsSetting = false | readonly string[];
 /** How the model reaches a server tool in Pi: declared, found by tool search, from codemode scripts, or not at all. */
 export type Exposure = "direct" | "deferred" | "codemode" | "hidden";
+/** When a server runs: `eager` (connects at session start) or `lazy` (only when one of its tools or a command needs it, closed again when idle). */
+export type Lifecycle = "eager" | "lazy";
 
 export interface RetryPolicy {
   readonly maxRetries: number;
@@ -43,6 +45,10 @@ interface DefinitionCommon {
   readonly toolExposure?: Readonly<Record<string, Exposure>>;
   /** The server's roots (else the top-level ones): `false` declares none, folders replace Pi's working folder. */
   readonly roots?: RootsSetting;
+  /** When the server runs (else the top-level `lifecycle`). */
+  readonly lifecycle?: Lifecycle;
+  /** How long a lazy server may be unused before it is closed (else the top-level one). */
+  readonly idleTimeoutMs?: number;
 }
 
 export interface StdioDefinition extends DefinitionCommon {
@@ -118,6 +124,10 @@ export interface EffectiveConfig {
   readonly features: Readonly<Record<Feature, boolean>>;
   /** The default roots of every server; absent: Pi's working folder. */
   readonly roots?: RootsSetting;
+  /** Every server's default lifecycle (`eager` unless configured). */
+  readonly lifecycle: Lifecycle;
+  /** How long a lazy server may be unused before it is closed (default 300,000 ms). */
+  readonly idleTimeoutMs: number;
   /** Sorted by name. When `valid` is false the host connects nothing. */
   readonly servers: readonly ServerEntry[];
   /** Every value substituted for a `${NAME}`: redacted wherever text leaves the host. */
@@ -139,5 +149,7 @@ export const DEFAULTS = Object.freeze({
   requestDeadlineMs: 600_000,
   retry: Object.freeze({ maxRetries: 2, initialDelayMs: 1_000, maxDelayMs: 30_000, backoffFactor: 1.5 }),
   shutdownBudgetMs: 5_000,
+  /** A lazy server unused this long is closed (5 minutes). */
+  idleTimeoutMs: 300_000,
   oauthRedirectUri: "http://127.0.0.1:19876/mcp/oauth/callback",
 });

@@ -1,7 +1,11 @@
 import type { Exposure } from "./settings.ts";
 
-/** A server connection's place in the status machine (the README lists what each means). */
-export type ConnectionState = "disabled" | "connecting" | "connected" | "needs_auth" | "needs_client_registration" | "retrying" | "failed";
+/**
+ * A server connection's place in the status machine (the README lists what
+ * each means). `idle`: a lazy server that is not running; it starts when one
+ * of its tools (or a command) needs it.
+ */
+export type ConnectionState = "disabled" | "idle" | "connecting" | "connected" | "needs_auth" | "needs_client_registration" | "retrying" | "failed";
 
 /** What `/mcp status` and `test` report about one server. */
 export interface ConnectionStatus {

@@ -18,8 +18,12 @@ import type { EffectiveConfig } from "../kernel/settings.ts";
 import { importNotice } from "../import/notice.ts";
 import type { SessionObserver } from "../kernel/pi-part.ts";
 import type { Truncator } from "../kernel/types.ts";
-import { McpHost } from "../runtime/host.ts";
+import { McpHost, type HostCatalogs } from "../runtime/host.ts";
 import { processPool } from "../runtime/pool.ts";
+import { cacheEnabled, type CachedStart } from "../runtime/catalog-cache.ts";
+import { CatalogStore } from "../runtime/catalog-store.ts";
+import { settingsDigest } from "../config/settings-stamp.ts";
+import type { CallOptions, ToolOutcome } from "../kernel/services.ts";
 import { processSessionFolders, type SessionFolder } from "../runtime/session-folders.ts";
 import { captureSdkConsole } from "../safety/sdk-output.ts";
 import { createRedactor } from "../safety/text.ts";
@@ -63,11 +67,33 @@ function withFeatures(options: KernelOptions, settings: EffectiveConfig | undefi
 export interface PiMcpRegistration {
   /** How rows of pi-mcp tools that are not registered (drawn before a `/reload`) are drawn, once the plugins' Pi parts loaded. */
   readonly earlierRows: Promise<EarlierRenderers>;
+  /** Runs a call of a tool the Pi entry registered from a known catalog (it waits for this session's host). */
+  callTool(piName: string, args: Record<string, unknown>, options: CallOptions): Promise<ToolOutcome>;
 }
 
-export function registerPiMcp(pi: ExtensionAPI, kernelOptions: KernelOptions = {}): PiMcpRegistration {
+/**
+ * The settings stamp of a session's settings, read around loading them: when
+ * the files changed meanwhile there is none (what is recorded must belong to
+ * exactly the settings the host runs with).
+ */
+async function loadStamped(ctx: ExtensionContext, load: () => Promise<EffectiveConfig>): Promise<{ config: EffectiveConfig; stamp: string | undefined }> {
+  const stamp = () => settingsDigest({ agentDir: agentDir(), cwd: ctx.cwd, trusted: ctx.isProjectTrusted(), env: process.env });
+  const before = stamp();
+  const config = await load();
+  return { config, stamp: stamp() === before ? before : undefined };
+}
+
+/**
+ * `known`: the catalogs the Pi entry registered tools from while Pi loaded it
+ * (persisted ones, or those a replaced session handed over); the host takes
+ * them over and reconciles them with the live servers.
+ */
+export function registerPiMcp(pi: ExtensionAPI, kernelOptions: KernelOptions = {}, known?: CachedStart): PiMcpRegistration {
   captureSdkConsole(); // the SDK's console output never reaches Pi's terminal (see src/safety/sdk-output.ts)
   let config: EffectiveConfig | undefined;
+  /** The settings stamp of the host's settings (undefined: unknown, nothing is recorded). */
+  let stamp: string | undefined;
+  const caching = cacheEnabled();
   let hostReady: Promise<McpHost> | undefined;
   const branchListeners = new Set<() => void>();
   /** The started host, for synchronous work (the system prompt); commands await `hostReady`. */
@@ -89,9 +115,14 @@ export function registerPiMcp(pi: ExtensionAPI, kernelOptions: KernelOptions = {
       for (const part of parts) part.register?.(pi, currentRedactor);
     })
     .catch((error: unknown) => process.stderr.write(`pi-mcp: a plugin's Pi part failed to load: ${String(error)}\n`));
+  // A tool registered from a known catalog is drawn as the server tool it is (its server and MCP name are known).
+  const knownTools = new Map(known?.servers.flatMap((server) => server.tools.map((tool) => [tool.piName, { server: server.name, tool: tool.tool.name }] as const)) ?? []);
   const earlierRows = featureParts.then((parts): EarlierRenderers => {
     const rendering = parts.find((part) => part.toolRendering)?.toolRendering?.(featureKernel, currentRedactor);
-    return (piName) => rendering?.earlierTool(piName);
+    return (piName) => {
+      const tool = knownTools.get(piName);
+      return tool ? rendering?.serverTool(tool.server, tool.tool, piName) : rendering?.earlierTool(piName);
+    };
   });
   let surface = surfaceCommands("pi", featureKernel);
   const commands = (): CommandSpec[] => [...surface, helpCommand(() => commands())];
@@ -125,14 +156,17 @@ export function registerPiMcp(pi: ExtensionAPI, kernelOptions: KernelOptions = {
     settled: async (timeoutMs) => (await ready).settled(timeoutMs),
     // The setting is already persisted; a failed connection never rolls it back.
     settingsChanged: async () => {
-      const loaded = await environment(ctx).loadConfig();
-      await (await ready).applyConfig(loaded, createRedactor(loaded.secrets));
+      const loaded = await loadStamped(ctx, () => environment(ctx).loadConfig());
+      stamp = loaded.stamp;
+      await (await ready).applyConfig(loaded.config, createRedactor(loaded.config.secrets));
       updateObservers();
     },
   });
 
   const startHost = async (ctx: ExtensionContext): Promise<McpHost> => {
-    const loaded = await environment(ctx).loadConfig();
+    const stamped = await loadStamped(ctx, () => environment(ctx).loadConfig());
+    const loaded = stamped.config;
+    stamp = stamped.stamp;
     const agent = agentDir();
     await importNotice(ctx, agent, loaded); // servers only Pi's built-in mcp.json names: one notice per change, never connected
     // Held while the session lives: no sweep (of this Pi or another) removes it meanwhile.
@@ -147,7 +181,9 @@ export function registerPiMcp(pi: ExtensionAPI, kernelOptions: KernelOptions = {
     const services = piServices(pi, ctx, branchListeners, rendering);
     const context = { cwd: ctx.cwd, agentDir: agent, privateDir, config: loaded, redact: createRedactor(loaded.secrets), truncate: piTruncate, services };
     const notice = (text: string) => (ctx.hasUI ? ctx.ui.notify(text, "warning") : writeSync(2, `pi-mcp: ${text}\n`));
-    const host = new McpHost(kernel, context, piToolSink(pi, notice, rendering), { statusChanged: updateObservers }, processPool());
+    const store = new CatalogStore(agent);
+    const catalogs: HostCatalogs | undefined = caching ? { ...(known && { preloaded: known }), stamp: () => stamp, save: (snapshot) => store.save(snapshot) } : undefined;
+    const host = new McpHost(kernel, context, piToolSink(pi, notice, rendering), { statusChanged: updateObservers }, processPool(), catalogs);
     observers = parts.flatMap((part) => (part.observeSession ? [part.observeSession(ctx, host)] : []));
     await host.start();
     currentHost = host;
@@ -174,9 +210,9 @@ export function registerPiMcp(pi: ExtensionAPI, kernelOptions: KernelOptions = {
   });
 
   // The Instruction Snapshot: built synchronously from what has already synced, never waiting for a server.
+  // Before the host has started it is the known catalogs' (those Pi was given at load).
   pi.on("before_agent_start", (event) => {
-    if (!currentHost) return undefined;
-    const systemPrompt = currentHost.systemPrompt(event.systemPrompt);
+    const systemPrompt = currentHost ? currentHost.systemPrompt(event.systemPrompt) : event.systemPrompt + (known?.prompt ?? "");
     return systemPrompt === event.systemPrompt ? undefined : { systemPrompt };
   });
 
@@ -195,10 +231,8 @@ export function registerPiMcp(pi: ExtensionAPI, kernelOptions: KernelOptions = {
     else if (current) {
       // Replaced sessions (/reload, /new, /resume, /fork) hand their live connections to the next one, but only
       // those whose definition is still the one in settings.json now (re-read: it may have changed since the session started).
-      const settings = await environment(ctx)
-        .loadConfig()
-        .catch(() => undefined);
-      await current.shutdown(undefined, "replaced", { ...(settings && { settings }) });
+      const settings = await loadStamped(ctx, () => environment(ctx).loadConfig()).catch(() => undefined);
+      await current.shutdown(undefined, "replaced", { ...(settings && { settings: settings.config }), ...(settings?.stamp !== undefined && { stamp: settings.stamp }) });
     }
     // After the host finished its files: a run without a saved session removes its folder when it ends.
     const folder = sessionFolder;
@@ -206,5 +240,12 @@ export function registerPiMcp(pi: ExtensionAPI, kernelOptions: KernelOptions = {
     await sessionFolders.ended(folder, event.reason === "quit");
   });
 
-  return { earlierRows };
+  return {
+    earlierRows,
+    async callTool(piName, args, options) {
+      const ready = hostReady;
+      if (!ready) throw new Error(`${piName}: this session's MCP host has ended`);
+      return (await ready).callTool(piName, args, options);
+    },
+  };
 }

@@ -1,14 +1,26 @@
+import { VERSION, type ExtensionAPI, type ToolDefinition } from "@earendil-works/pi-coding-agent";
+import type { Tool } from "@modelcontextprotocol/client";
 import { isRecord } from "../safety/keys.ts";
-import type { ExtensionAPI } from "@earendil-works/pi-coding-agent";
-import type { BridgedTool, ToolSink } from "../runtime/host.ts";
-import { schemaForPi } from "../runtime/schemas.ts";
-import type { ToolOutcome } from "../kernel/services.ts";
+import { schemaForPi } from "../runtime/pi-schema.ts";
+import type { ToolSink } from "../runtime/host.ts";
+import type { CallOptions, ToolOutcome } from "../kernel/services.ts";
 import type { Exposure } from "../kernel/settings.ts";
-import type { ToolRendering } from "../kernel/pi-part.ts";
+import type { ToolRendering, ToolRenderers } from "../kernel/pi-part.ts";
+
+/** A server tool as Pi registers it: its Pi name, its server, its MCP definition and how the model reaches it. */
+export interface PiServerTool {
+  readonly name: string;
+  readonly server: string;
+  readonly tool: Tool;
+  readonly exposure: Exposure;
+}
+
+/** Runs one call of a server tool (the host routes it to the server). */
+export type ServerToolCall = (args: Record<string, unknown>, options: CallOptions) => Promise<ToolOutcome>;
 
 /** Only the four MCP hints Pi knows; they are shown as the server's claims and grant nothing. */
-function annotationsOf(bridged: BridgedTool): Record<string, boolean> | undefined {
-  const source = bridged.tool.annotations as Record<string, unknown> | undefined;
+function annotationsOf(tool: Tool): Record<string, boolean> | undefined {
+  const source = tool.annotations as Record<string, unknown> | undefined;
   if (!source) return undefined;
   const hints: Record<string, boolean> = {};
   for (const key of ["readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint"]) {
@@ -33,17 +45,54 @@ export function toPiResult(outcome: ToolOutcome, pi: ExtensionAPI) {
 /** The Pi tools that reach tools the model is not declared: activated when some MCP tool needs them. */
 const REACHING_TOOL: Readonly<Partial<Record<Exposure, string>>> = { deferred: "tool_search", codemode: "codemode" };
 
-/** What each Pi answered (its version does not change while it runs). */
-const exposureSupport = new WeakMap<ExtensionAPI, boolean>();
+/**
+ * Pi 0.99+ knows tool exposure; 0.84 does not. The same release lets a tool
+ * return an `isError` result instead of throwing. Read from the running Pi's
+ * version, so it is known while Pi loads the extension too.
+ */
+export function supportsExposure(_pi?: ExtensionAPI, version: string = VERSION): boolean {
+  const [major = 0, minor = 0] = version.split(".").map(Number);
+  return major > 0 || minor >= 99;
+}
+
+/** How a tool of `exposure` is registered in a Pi that has (or lacks) exposure: deferred and codemode become direct there, hidden ones are left out. */
+export function effectiveExposure(exposure: Exposure, supported: boolean): Exposure | "skip" {
+  if (exposure === "direct" || supported) return exposure;
+  return exposure === "hidden" ? "skip" : "direct";
+}
 
 /**
- * Pi 0.99+ knows tool exposure (its tool list reports it); 0.84 does not. The
- * same release lets a tool return an `isError` result instead of throwing.
+ * The Pi tool definition of a server tool (also what the Pi entry registers
+ * from a persisted catalog while Pi loads, so both are the same tool): its
+ * exact schema, the server's four hints, the exposure (with a namespace),
+ * and an `execute` that maps the outcome to Pi's result.
  */
-export function supportsExposure(pi: ExtensionAPI): boolean {
-  let known = exposureSupport.get(pi);
-  if (known === undefined) exposureSupport.set(pi, (known = pi.getAllTools().some((tool) => (tool as { exposure?: unknown }).exposure !== undefined)));
-  return known;
+export function piToolDefinition(pi: ExtensionAPI, tool: PiServerTool, exposure: Exposure, call: ServerToolCall, renderers?: ToolRenderers): ToolDefinition {
+  const annotations = annotationsOf(tool.tool);
+  return {
+    ...(exposure !== "direct" && { exposure, namespace: { name: `mcp__${tool.server}`, aliases: [tool.server] } }),
+    name: tool.name,
+    label: `${tool.server}: ${tool.tool.title ?? tool.tool.name}`,
+    description: tool.tool.description ?? `MCP tool ${tool.tool.name} from ${tool.server}`,
+    // The schema the server advertised, without its patterns (Pi would run them in a backtracking engine;
+    // pi-mcp checks the exact schema, patterns in linear time); it is compiled only when the tool is used.
+    parameters: schemaForPi(isRecord(tool.tool.inputSchema) ? tool.tool.inputSchema : { type: "object" }) as never,
+    ...(annotations && { annotations }),
+    ...renderers,
+    execute: async (_toolCallId, params, signal, onUpdate, ctx) =>
+      toPiResult(
+        await call((params ?? {}) as Record<string, unknown>, {
+          signal,
+          interactive: ctx?.hasUI === true && (ctx.mode === "tui" || ctx.mode === "rpc"),
+          onProgress: (progress) =>
+            onUpdate?.({
+              content: [{ type: "text", text: progressText(progress) }],
+              details: { server: tool.server, tool: tool.tool.name, progress },
+            }),
+        }),
+        pi,
+      ),
+  } as ToolDefinition;
 }
 
 
@@ -54,57 +103,42 @@ export function supportsExposure(pi: ExtensionAPI): boolean {
  */
 export function piToolSink(pi: ExtensionAPI, notice: (text: string) => void = () => {}, rendering?: ToolRendering): ToolSink {
   let warned = false;
-  /** Where Pi has no exposure, deferred and codemode tools are declared directly and hidden ones not registered. */
-  const effectiveExposure = (exposure: Exposure): Exposure | "skip" => {
-    if (exposure === "direct" || supportsExposure(pi)) return exposure;
-    if (!warned) {
+  const supported = supportsExposure(pi);
+  /** Where Pi has no exposure, deferred and codemode tools are declared directly and hidden ones not registered (said once). */
+  const exposureIn = (exposure: Exposure): Exposure | "skip" => {
+    const effective = effectiveExposure(exposure, supported);
+    if (effective !== exposure && !warned) {
       warned = true;
       notice(`This Pi does not support tool exposure: MCP tools configured as deferred or codemode are offered directly, and hidden ones are not registered.`);
     }
-    return exposure === "hidden" ? "skip" : "direct";
+    return effective;
+  };
+  /** A direct tool that comes back after being withdrawn is declared to the model again; tool_search / codemode are active when some MCP tool is reached through them. */
+  const activate = (tools: readonly PiServerTool[]) => {
+    const direct: string[] = [];
+    const reaching = new Set<string>();
+    for (const tool of tools) {
+      const exposure = exposureIn(tool.exposure);
+      if (exposure === "direct") direct.push(tool.name);
+      const reach = exposure === "skip" ? undefined : REACHING_TOOL[exposure];
+      if (reach) reaching.add(reach);
+    }
+    const active = new Set(pi.getActiveTools());
+    const available = new Set(pi.getAllTools().map((tool) => tool.name));
+    const missing = [...direct, ...[...reaching].filter((name) => available.has(name))].filter((name) => !active.has(name));
+    if (missing.length > 0) pi.setActiveTools([...active, ...missing]);
   };
   return {
     register(tools) {
-      const direct: string[] = [];
-      const reaching = new Set<string>();
       for (const bridged of tools) {
-        const exposure = effectiveExposure(bridged.exposure);
+        const exposure = exposureIn(bridged.exposure);
         if (exposure === "skip") continue;
-        if (exposure === "direct") direct.push(bridged.name);
-        const reach = REACHING_TOOL[exposure];
-        if (reach) reaching.add(reach);
-        const annotations = annotationsOf(bridged);
-        pi.registerTool({
-          ...(exposure !== "direct" && { exposure, namespace: { name: `mcp__${bridged.server}`, aliases: [bridged.server] } }),
-          name: bridged.name,
-          label: `${bridged.server}: ${bridged.tool.title ?? bridged.tool.name}`,
-          description: bridged.tool.description ?? `MCP tool ${bridged.tool.name} from ${bridged.server}`,
-          // The schema the server advertised, without its patterns (Pi would run them in a backtracking engine;
-          // pi-mcp checks the exact schema, patterns in linear time); it is compiled only when the tool is used.
-          parameters: schemaForPi(isRecord(bridged.tool.inputSchema) ? bridged.tool.inputSchema : { type: "object" }) as never,
-          ...(annotations && { annotations }),
-          ...rendering?.serverTool(bridged.server, bridged.tool.name, bridged.name),
-          execute: async (_toolCallId, params, signal, onUpdate, ctx) =>
-            toPiResult(
-              await bridged.execute((params ?? {}) as Record<string, unknown>, {
-                signal,
-                interactive: ctx?.hasUI === true && (ctx.mode === "tui" || ctx.mode === "rpc"),
-                onProgress: (progress) =>
-                  onUpdate?.({
-                    content: [{ type: "text", text: progressText(progress) }],
-                    details: { server: bridged.server, tool: bridged.tool.name, progress },
-                  }),
-              }),
-              pi,
-            ),
-        });
+        pi.registerTool(piToolDefinition(pi, bridged, exposure, (args, options) => bridged.execute(args, options), rendering?.serverTool(bridged.server, bridged.tool.name, bridged.name)));
       }
-      // A direct tool that comes back after being withdrawn must be declared to the model again,
-      // and tool_search / codemode must be active when some MCP tool is reached through them.
-      const active = new Set(pi.getActiveTools());
-      const available = new Set(pi.getAllTools().map((tool) => tool.name));
-      const missing = [...direct, ...[...reaching].filter((name) => available.has(name))].filter((name) => !active.has(name));
-      if (missing.length > 0) pi.setActiveTools([...active, ...missing]);
+      activate(tools);
+    },
+    adopt(tools) {
+      activate(tools);
     },
     deactivate(names) {
       const gone = new Set(names);

@@ -224,10 +224,28 @@ function jsonDepth(json: string): number {
  * resource lists of the current client.
  */
 export class ServerCatalog {
-  /** The validated tools, in the server's order. */
-  tools: readonly CatalogTool[] = [];
+  private toolsValue: readonly CatalogTool[] = [];
+  private byName: Map<string, CatalogTool> | undefined;
+  /** The server's instructions as its last connection (or the persisted catalog) gave them. */
+  instructions: string | undefined;
   /** The current client's resource lists; none while there is no client, or when the server offers no resources. */
   resources: ResourceCatalog | undefined;
+
+  /** The validated tools, in the server's order. */
+  get tools(): readonly CatalogTool[] {
+    return this.toolsValue;
+  }
+
+  set tools(tools: readonly CatalogTool[]) {
+    this.toolsValue = tools;
+    this.byName = undefined;
+  }
+
+  /** The tool of that MCP name, if the catalog has it. */
+  tool(name: string): CatalogTool | undefined {
+    this.byName ??= new Map(this.toolsValue.map((entry) => [entry.tool.name, entry]));
+    return this.byName.get(name);
+  }
 
   /** The tools' MCP names. */
   toolNames(): string[] {

@@ -1,5 +1,5 @@
 import { Client, type Tool, type Transport } from "@modelcontextprotocol/client";
-import type { Exposure, ServerEntry } from "../kernel/settings.ts";
+import type { Exposure, Lifecycle, ServerEntry } from "../kernel/settings.ts";
 import type { ConnectionState, ConnectionStatus } from "../kernel/status.ts";
 import type { LiveServer, RequestOptions } from "../kernel/host.ts";
 import { exposureOf } from "./exposure.ts";
@@ -15,7 +15,7 @@ import { Changes, inBackground, withDeadline } from "../kernel/async.ts";
 import { coalesce } from "./coalesce.ts";
 import { authStateOf, classifyFailure, isConnectionLost, isExpiredSession, noStreamableHttpHint, requestFailure } from "./errors.ts";
 import { CLIENT_INFO, type CatalogItem, type OptionalListMethod, type ResourceListMethod } from "../kernel/protocol.ts";
-import { listOptional, listTools, ResourceCatalog, ServerCatalog } from "./catalog.ts";
+import { listOptional, listTools, ResourceCatalog, ServerCatalog, type CatalogTool } from "./catalog.ts";
 import { RetainedLog } from "./retained-log.ts";
 import { retryDelayMs } from "./retry.ts";
 
@@ -92,6 +92,10 @@ export class ServerConnection implements LiveServer {
   private entryValue: ServerEntry;
   /** Woken at every state change (what `connected()` waits on). */
   private readonly stateChanges = new Changes();
+  /** A lazy server's countdown to closing, while nothing uses it. */
+  private idleTimer: NodeJS.Timeout | undefined;
+  /** Requests (prompts, resources, completion) in flight: a lazy server is not idle meanwhile. */
+  private requestsInFlight = 0;
 
   constructor(
     private kernel: PluginKernel,
@@ -145,6 +149,7 @@ export class ServerConnection implements LiveServer {
    */
   release(): void {
     this.released = true;
+    this.disarmIdleTimer();
     this.epoch++;
     this.events = { stateChanged() {}, toolsChanged() {} };
   }
@@ -168,6 +173,7 @@ export class ServerConnection implements LiveServer {
     kernel.hooks.clientCreated.call(live);
     events.stateChanged(this);
     events.toolsChanged(this);
+    this.armIdleTimer();
     await kernel.hooks.serverConnected.promise(live);
   }
 
@@ -178,6 +184,11 @@ export class ServerConnection implements LiveServer {
    */
   stillAuthorizedAsBuilt(): boolean {
     return this.builtWith === authIdentityOf(this.kernel, this.context);
+  }
+
+  /** The server process's id as soon as it was started (also while it is still starting), for a kill that must not miss it. */
+  get processId(): number | undefined {
+    return this.pid ?? ((this.transport as { pid?: number | null } | undefined)?.pid ?? undefined);
   }
 
   /** Whether the pool may keep this connection for the next session. */
@@ -210,6 +221,56 @@ export class ServerConnection implements LiveServer {
 
   private get connectTimeoutMs(): number {
     return this.entry.definition?.connectTimeoutMs ?? this.host.config.connectTimeoutMs;
+  }
+
+  /** When the server runs: `eager` (from the session's start) or `lazy` (when something needs it; closed when idle). */
+  get lifecycle(): Lifecycle {
+    return this.entry.definition?.lifecycle ?? this.host.config.lifecycle;
+  }
+
+  private get idleTimeoutMs(): number {
+    return this.entry.definition?.idleTimeoutMs ?? this.host.config.idleTimeoutMs;
+  }
+
+  /**
+   * A lazy server whose catalog is known (from a persisted catalog) waits
+   * without a process or connection: its tools are offered, and the first
+   * one called (or a command that needs the server) starts it.
+   */
+  rest(tools: readonly CatalogTool[], instructions: string | undefined): void {
+    this.catalogValue.tools = tools;
+    this.catalogValue.instructions = instructions;
+    this.setState("idle");
+  }
+
+  /** Starts a lazy server that is idle (its first use); any other state is left as it is. */
+  private wake(): void {
+    if (this.stateValue === "idle") inBackground(() => this.start(), this.report("starting the lazy server"));
+  }
+
+  /** A lazy server unused for its idle time closes; use (a call, a request) counts again from its end. */
+  private armIdleTimer(): void {
+    this.disarmIdleTimer();
+    if (this.lifecycle !== "lazy" || this.stateValue !== "connected" || this.released || this.calls.length > 0 || this.requestsInFlight > 0) return;
+    const timer = setTimeout(() => inBackground(() => this.closeIdle(timer), this.report("closing the idle server")), this.idleTimeoutMs);
+    timer.unref?.(); // an idle countdown never keeps Pi alive
+    this.idleTimer = timer;
+  }
+
+  private disarmIdleTimer(): void {
+    if (this.idleTimer) clearTimeout(this.idleTimer);
+    this.idleTimer = undefined;
+  }
+
+  /** The idle time ran out: the process or connection goes; the catalog stays, and the next use starts the server again. */
+  private async closeIdle(timer: NodeJS.Timeout): Promise<void> {
+    if (this.idleTimer !== timer || this.stateValue !== "connected" || this.calls.length > 0 || this.requestsInFlight > 0) return;
+    this.idleTimer = undefined;
+    this.generation++;
+    this.refreshTools.cancel();
+    this.log.append(`[pi-mcp] closed after ${this.idleTimeoutMs} ms without use (lazy); the next use starts it again\n`);
+    await this.discardClient();
+    this.setState("idle");
   }
 
   status(): ConnectionStatus {
@@ -254,16 +315,20 @@ export class ServerConnection implements LiveServer {
     throw new PiMcpError("connection_failed", `MCP server "${this.name}" is not connected (${this.stateValue}${this.causeText ? `: ${this.causeText}` : ""})`);
   }
 
+  /** The server's instructions while its tools are offered: from the live client, or (idle) as its catalog keeps them. */
   instructions(): string | undefined {
-    return this.stateValue === "connected" ? this.client?.getInstructions() : undefined;
+    if (this.stateValue === "connected") return this.client?.getInstructions();
+    return this.stateValue === "idle" ? this.catalogValue.instructions : undefined;
   }
 
   /** Marks a tool call in flight; returns the function that ends it. */
   enterCall(scope: CallScope): () => void {
     this.calls.push(scope);
+    this.disarmIdleTimer();
     return () => {
       const index = this.calls.lastIndexOf(scope);
       if (index !== -1) this.calls.splice(index, 1);
+      this.armIdleTimer();
     };
   }
 
@@ -297,7 +362,9 @@ export class ServerConnection implements LiveServer {
       this.attempts = 0;
       this.causeText = undefined;
       this.connectedAt = Date.now();
+      this.catalogValue.instructions = this.client?.getInstructions();
       this.setState("connected");
+      this.armIdleTimer();
       await this.kernel.hooks.serverConnected.promise(this.live(generation));
     } catch (error) {
       if (generation !== this.generation || this.closing) return await closeParts(started);
@@ -524,9 +591,14 @@ export class ServerConnection implements LiveServer {
     return this.refreshTools.idle();
   }
 
-  /** The connected client once the server is no longer connecting (waited for up to its connect timeout and a second). */
+  /**
+   * The connected client once the server is no longer connecting (waited for
+   * up to its connect timeout and a second). A lazy server that is idle is
+   * started first.
+   */
   async connected(): Promise<Client> {
-    await this.stateChanges.until(() => this.stateValue !== "connecting", this.connectTimeoutMs + 1_000);
+    this.wake();
+    await this.stateChanges.until(() => this.stateValue !== "connecting" && this.stateValue !== "idle", this.connectTimeoutMs + 1_000);
     return this.requireClient();
   }
 
@@ -537,12 +609,18 @@ export class ServerConnection implements LiveServer {
 
   /** One request, sent once more after an expired HTTP session was renewed; a failure names the server and method. */
   async request<T>(method: string, work: (client: Client) => Promise<T>, options: RequestOptions = {}): Promise<T> {
+    this.requestsInFlight++;
+    this.disarmIdleTimer();
     try {
+      if (this.stateValue === "idle") await this.connected();
       return await this.withSessionRecovery(() => work(this.requireClient()));
     } catch (error) {
       // Already named (not connected, a paging problem), unless it ended because the caller gave up.
       if (error instanceof PiMcpError && !options.signal?.aborted) throw error;
       throw requestFailure(`${this.name} ${method}`, error, { timeoutMs: this.requestTimeoutMs, redact: this.host.redact, closeCause: this.closeCauseValue, ...(options.signal && { signal: options.signal }) });
+    } finally {
+      this.requestsInFlight--;
+      this.armIdleTimer();
     }
   }
 
@@ -576,6 +654,7 @@ export class ServerConnection implements LiveServer {
   /** Closes the connection and stops retrying; safe to call more than once. */
   async close(): Promise<void> {
     this.closing = true;
+    this.disarmIdleTimer();
     this.generation++;
     this.refreshTools.cancel();
     if (this.retryTimer) clearTimeout(this.retryTimer);
@@ -586,6 +665,7 @@ export class ServerConnection implements LiveServer {
 
   private async discardClient(): Promise<void> {
     const client = this.client;
+    const transport = this.transport;
     this.client = undefined;
     this.catalogValue.resources = undefined;
     this.transport = undefined;
@@ -593,7 +673,8 @@ export class ServerConnection implements LiveServer {
     if (!client) return;
     // Closing on purpose is not a lost connection: no retry may start from it.
     client.onclose = undefined;
-    await client.close().catch(() => undefined);
+    // During the handshake the SDK's client does not own the transport yet (its close leaves it open): closed here too.
+    await closeParts({ client, ...(transport && { transport }) });
   }
 
   private live(generation: number): LiveConnection {

@@ -1,5 +1,6 @@
 import { createHash } from "node:crypto";
 import { inBackground } from "../kernel/async.ts";
+import type { CachedStart } from "./catalog-cache.ts";
 import type { ServerConnection } from "./connection.ts";
 
 /** How long a released connection waits for the next session of the same Pi process. */
@@ -11,6 +12,20 @@ interface Retained {
 }
 
 /**
+ * What a replaced session offered Pi, for the next session of the same Pi
+ * process: the Pi entry registers these tools while Pi loads it again (in
+ * linear time), when the settings stamp it computes is the one recorded here.
+ */
+export interface Handover {
+  /** The settings stamp (src/config/settings-stamp.ts) at handoff. */
+  readonly digest: string;
+  readonly cwd: string;
+  readonly trusted: boolean;
+  readonly start: CachedStart;
+  readonly at: number;
+}
+
+/**
  * Live connections between two sessions of one Pi process. Pi re-imports the
  * extension for `/reload`, `/new`, `/resume` and `/fork`, so module state
  * dies; the pool lives on `globalThis`. A connection is taken by exactly one
@@ -18,8 +33,24 @@ interface Retained {
  */
 export class ConnectionPool {
   private readonly retained = new Map<string, Retained[]>();
+  private handoverValue: Handover | undefined;
+  private readonly ttlMs: number;
 
-  constructor(private readonly ttlMs = RETAIN_MS) {}
+  // Fields written out (no parameter properties): the Pi entry loads this file, and Node's type stripping can load it as it is.
+  constructor(ttlMs = RETAIN_MS) {
+    this.ttlMs = ttlMs;
+  }
+
+  /** Keeps what the replaced session offered (the newest handover replaces an older one). */
+  handOver(handover: Handover): void {
+    this.handoverValue = handover;
+  }
+
+  /** The newest handover, while it is younger than the retention time. */
+  handover(now = Date.now()): Handover | undefined {
+    const handover = this.handoverValue;
+    return handover && now - handover.at < this.ttlMs ? handover : undefined;
+  }
 
   /** Keeps `connection` for the retention time; closes it when nobody took it by then. */
   retain(key: string, connection: ServerConnection, ttlMs = this.ttlMs): void {
@@ -51,6 +82,7 @@ export class ConnectionPool {
   async drain(): Promise<void> {
     const all = [...this.retained.values()].flat();
     this.retained.clear();
+    this.handoverValue = undefined;
     for (const { timer } of all) clearTimeout(timer);
     await Promise.all(all.map(({ connection }) => connection.close()));
   }
@@ -75,6 +107,11 @@ export class ConnectionPool {
 const ignore = () => undefined;
 
 const POOL = Symbol.for("pi-mcp.connection-pool");
+
+/** The handover of this Pi process's pool, if there is a pool (read without making one: the Pi entry asks while Pi loads it). */
+export function processHandover(): Handover | undefined {
+  return (globalThis as { [POOL]?: ConnectionPool })[POOL]?.handover();
+}
 
 /** The one pool of this Pi process, shared by every copy of the extension module. */
 export function processPool(): ConnectionPool {

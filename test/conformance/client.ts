@@ -249,6 +249,8 @@ function effectiveConfig(url: string, transport: "http" | "sse", auth?: AuthConf
     valid: true,
     exposure: "direct",
     features: Object.fromEntries(FEATURES.map((feature) => [feature, true])) as EffectiveConfig["features"],
+    lifecycle: "eager",
+    idleTimeoutMs: DEFAULTS.idleTimeoutMs,
     issues: [],
     connectTimeoutMs: CONNECT_TIMEOUT_MS,
     requestTimeoutMs: REQUEST_TIMEOUT_MS,

@@ -1,0 +1,240 @@
+// Persisted catalogs in a real Pi (print mode, the faux model): the tools of every server whose
+// catalog a session with the same settings recorded are in Pi's first request, a call of one runs
+// once its server connected, and nothing stale survives reconciliation or reaches another server.
+import { chmod, readdir, readFile, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { fixtureEvents, fixturePath, startHttpFixture, type RunningServer } from "../helpers/servers.ts";
+import { isAlive } from "../helpers/host.ts";
+import { NODE, PI_VERSIONS, REPO_ROOT, runPi, usePiHome, type FauxLogEntry, type PiRunResult } from "./harness/pi.ts";
+
+const home = usePiHome();
+const CAPABILITY_PROBE = join(REPO_ROOT, "test/e2e/fixtures/capability-probe.ts");
+
+interface ToolSpec {
+  readonly label: string;
+  readonly instructions?: string;
+  /** How long the server waits before it answers anything (read at its start, so it can change between runs). */
+  readonly startDelayMs?: number;
+  readonly tools: readonly { name: string; description?: string }[];
+}
+
+/** Writes what the `catalog` fixture offers (read when it starts): the file stays where the settings name it. */
+async function offer(name: string, spec: ToolSpec): Promise<string> {
+  const file = join(home.home, `${name}-tools.json`);
+  await writeFile(file, JSON.stringify(spec));
+  return file;
+}
+
+/** A `catalog` fixture server reading its tools from `toolsFile` and logging to `events`. */
+function catalogServer(toolsFile: string, events: string, environment: Record<string, string> = {}) {
+  return { command: NODE, args: [fixturePath("catalog")], environment: { FIXTURE_TOOLS_FILE: toolsFile, FIXTURE_EVENTS: events, ...environment } };
+}
+
+const catalogsDir = () => join(home.agentDir, "pi-mcp/catalogs");
+
+function run(args: string[], options: Partial<Parameters<typeof runPi>[0]> = {}): Promise<PiRunResult> {
+  return runPi({ home: home.home, cwd: home.cwd, extensions: [REPO_ROOT], args, timeoutMs: 60_000, ...options });
+}
+
+/** A first run that waits for every server, so its catalogs are recorded when it ends. */
+async function recordCatalogs(options: Partial<Parameters<typeof runPi>[0]> = {}): Promise<void> {
+  const first = await run(["-p", "/mcp wait", "hi"], { script: [{ text: "ok" }], ...options });
+  expect(first.code, first.stderr).toBe(0);
+}
+
+const mcpTools = (request: FauxLogEntry | undefined) => (request?.toolNames ?? []).filter((name) => name.startsWith("mcp__")).sort();
+const toolResultTexts = (request: FauxLogEntry | undefined) =>
+  (request?.messages ?? []).filter((message) => message.role === "toolResult").map((message) => message.content.map((item: { text?: string }) => item.text ?? "").join(""));
+
+describe("a session with the settings of an earlier one", () => {
+  it.each(PI_VERSIONS)("has every tool of a server that takes 3 s to start in its first request, and a call of one in that first turn returns its result without /mcp wait (Pi %s)", async (version) => {
+    const events = join(home.home, "events.jsonl");
+    const tools = await offer("slow", { label: "slow", instructions: "Search before you fetch.", tools: [{ name: "search" }, { name: "fetch" }] });
+    await home.writeSettings({ mcp: { servers: { slow: catalogServer(tools, events, { FIXTURE_START_DELAY_MS: "3000" }) } } });
+    await recordCatalogs({ version });
+
+    const second = await run(["-p", "find it"], {
+      version,
+      script: [{ toolCall: { name: "mcp__slow__search", arguments: { text: "needle" } } }, { textFromLastToolResult: true, prefix: "got: " }],
+    });
+    expect(second.code, second.stderr).toBe(0);
+    expect(mcpTools(second.requests[0])).toEqual(["mcp__slow__fetch", "mcp__slow__search"]);
+    expect(second.requests[0]!.systemPrompt).toContain("Search before you fetch.");
+    expect(second.stdout).toContain('got: slow/search {"text":"needle"}');
+    // The call was answered by the server process this run started, once it had started.
+    const started = (await fixtureEvents(events)).filter((event) => event.event === "start");
+    const call = (await fixtureEvents(events)).find((event) => event.event === "call");
+    expect(call?.pid).toBe(started.at(-1)?.pid);
+  });
+
+  it("offers what the server lists now once it connected: unchanged tools stay, a changed one is registered again, a new one is added, a dropped one is withdrawn and its call fails saying so", async () => {
+    const events = join(home.home, "events.jsonl");
+    const tools = await offer("srv", { label: "v1", tools: [{ name: "keep" }, { name: "change", description: "Old words." }, { name: "drop" }] });
+    await home.writeSettings({ mcp: { servers: { srv: catalogServer(tools, events, { FIXTURE_START_DELAY_MS: "1000" }) } } });
+    await recordCatalogs();
+    // Same settings, but the server offers something else now.
+    await offer("srv", { label: "v2", tools: [{ name: "keep" }, { name: "change", description: "New words." }, { name: "add" }] });
+
+    const second = await run(["-p", "go"], {
+      script: [
+        { toolCall: { name: "mcp__srv__drop", arguments: {} } },
+        { toolCall: { name: "mcp__srv__keep", arguments: { text: "k" } } },
+        { textFromLastToolResult: true, prefix: "got: " },
+      ],
+    });
+    expect(second.code, second.stderr).toBe(0);
+    // The first request is what the earlier session recorded; from the second on, the live catalog.
+    expect(mcpTools(second.requests[0])).toEqual(["mcp__srv__change", "mcp__srv__drop", "mcp__srv__keep"]);
+    expect(mcpTools(second.requests[1])).toEqual(["mcp__srv__add", "mcp__srv__change", "mcp__srv__keep"]);
+    expect(second.requests[1]!.tools.find((tool) => tool.name === "mcp__srv__change")?.description).toBe("New words.");
+    expect(toolResultTexts(second.requests[1])[0]).toMatch(/mcp__srv__drop is not offered any more: server "srv" no longer lists tool "drop"/);
+    expect(second.stdout).toContain('got: v2/keep {"text":"k"}');
+    // The dropped tool's call never reached the server.
+    expect((await fixtureEvents(events)).filter((event) => event.event === "call").map((event) => event.tool)).toEqual(["keep"]);
+  });
+
+  it("whose server definition changed offers none of the old server's tools, and the new server gets no call of them", async () => {
+    const oldEvents = join(home.home, "old.jsonl");
+    const newEvents = join(home.home, "new.jsonl");
+    const oldTools = await offer("old", { label: "old", tools: [{ name: "lookup" }] });
+    await home.writeSettings({ mcp: { servers: { docs: catalogServer(oldTools, oldEvents) } } });
+    await recordCatalogs();
+    const newTools = await offer("new", { label: "new", tools: [{ name: "other" }] });
+    await home.writeSettings({ mcp: { servers: { docs: catalogServer(newTools, newEvents, { FIXTURE_START_DELAY_MS: "500" }) } } });
+
+    const second = await run(["-p", "/mcp wait", "go"], { script: [{ toolCall: { name: "mcp__docs__lookup", arguments: {} } }, { textFromLastToolResult: true }] });
+    expect(second.code, second.stderr).toBe(0);
+    for (const request of second.requests) expect(mcpTools(request)).toEqual(["mcp__docs__other"]);
+    expect((await fixtureEvents(newEvents)).filter((event) => event.event === "call")).toEqual([]);
+    expect((await fixtureEvents(oldEvents)).filter((event) => event.event === "start")).toHaveLength(1); // run 1 only
+  });
+
+  it("whose server was removed offers none of its tools and never starts it", async () => {
+    const goneEvents = join(home.home, "gone.jsonl");
+    const stayEvents = join(home.home, "stay.jsonl");
+    const gone = catalogServer(await offer("gone", { label: "gone", tools: [{ name: "vanish" }] }), goneEvents);
+    const stay = catalogServer(await offer("stay", { label: "stay", tools: [{ name: "remain" }] }), stayEvents);
+    await home.writeSettings({ mcp: { servers: { gone, stay } } });
+    await recordCatalogs();
+    await home.writeSettings({ mcp: { servers: { stay } } });
+
+    const second = await run(["-p", "go"], { script: [{ toolCall: { name: "mcp__gone__vanish", arguments: {} } }, { textFromLastToolResult: true }] });
+    expect(second.code, second.stderr).toBe(0);
+    for (const request of second.requests) expect(mcpTools(request)).not.toContain("mcp__gone__vanish");
+    expect((await fixtureEvents(goneEvents)).map((event) => event.event)).toEqual(["start"]); // run 1's start; no call, no second start
+  });
+
+  describe("whose authentication changed", () => {
+    let server: RunningServer | undefined;
+    afterEach(async () => {
+      await server?.stop();
+      server = undefined;
+    });
+
+    it("offers no tool recorded with the old credentials, and sends only the new ones", async () => {
+      server = await startHttpFixture("http-basic");
+      const remote = { url: server.url, auth: { type: "bearer", token: "${REMOTE_TOKEN}" } };
+      await home.writeSettings({ mcp: { servers: { remote } } });
+      await recordCatalogs({ env: { REMOTE_TOKEN: "old-token-1111" } });
+      const recorded = (await readdir(catalogsDir())).filter((name) => name !== "index.json");
+      expect(recorded).toHaveLength(1);
+
+      const second = await run(["-p", "go"], { env: { REMOTE_TOKEN: "new-token-2222" }, script: [{ text: "fine" }] });
+      expect(second.code, second.stderr).toBe(0);
+      expect(mcpTools(second.requests[0])).toEqual([]);
+      // No resolved value is ever stored: neither token appears in any file the cache keeps.
+      for (const name of await readdir(catalogsDir())) {
+        const text = await readFile(join(catalogsDir(), name), "utf8");
+        expect(text).not.toContain("old-token-1111");
+        expect(text).not.toContain("new-token-2222");
+      }
+    });
+  });
+
+  it("whose server's catalog identity changed (another extension changed the declared capabilities) withdraws its recorded tools before any call, and their call fails without reaching the server", async () => {
+    const events = join(home.home, "events.jsonl");
+    const tools = await offer("srv", { label: "srv", tools: [{ name: "ping" }] });
+    await home.writeSettings({ mcp: { servers: { srv: catalogServer(tools, events, { FIXTURE_START_DELAY_MS: "1500" }) } } });
+    await recordCatalogs();
+
+    // The same settings (so the entry offers the recorded tools), but clients now declare another capability.
+    const second = await run(["-p", "go"], {
+      extensions: [REPO_ROOT, CAPABILITY_PROBE],
+      script: [{ toolCall: { name: "mcp__srv__ping", arguments: {} } }, { textFromLastToolResult: true, prefix: "got: " }],
+    });
+    expect(second.code, second.stderr).toBe(0);
+    expect(mcpTools(second.requests[0])).toEqual(["mcp__srv__ping"]);
+    expect(second.stdout).toMatch(/got: .*mcp__srv__ping is not offered any more: its tool list was recorded for settings or credentials of server "srv" that have changed since/);
+    expect((await fixtureEvents(events)).filter((event) => event.event === "call")).toEqual([]);
+  });
+});
+
+describe("the catalog files", () => {
+  it("a broken index, a truncated catalog or a catalog readable by others is ignored, Pi runs as without them, and they are written anew", async () => {
+    const events = join(home.home, "events.jsonl");
+    const tools = await offer("srv", { label: "srv", tools: [{ name: "ping" }] });
+    await home.writeSettings({ mcp: { servers: { srv: catalogServer(tools, events) } } });
+    const index = join(catalogsDir(), "index.json");
+    const catalogFile = async () => join(catalogsDir(), (await readdir(catalogsDir())).find((name) => name !== "index.json")!);
+    const damages: Array<[string, () => Promise<void>]> = [
+      ["a broken index", () => writeFile(index, "{ not json")],
+      ["a truncated catalog", async () => writeFile(await catalogFile(), (await readFile(await catalogFile(), "utf8")).slice(0, 40))],
+      ["a catalog readable by others", async () => chmod(await catalogFile(), 0o644)],
+    ];
+    await recordCatalogs();
+    for (const [damage, apply] of damages) {
+      await apply();
+      // The server is slow now: the first request comes before it answers, so only a cache could have put its tool there.
+      await offer("srv", { label: "srv", startDelayMs: 3_000, tools: [{ name: "ping" }] });
+      const damaged = await run(["-p", "hi", "/mcp wait", "again"], { script: [{ text: "ok" }, { text: "ok" }] });
+      expect(damaged.code, `${damage}: ${damaged.stderr}`).toBe(0);
+      expect(mcpTools(damaged.requests[0]), damage).toEqual([]);
+      expect(mcpTools(damaged.requests[1]), damage).toEqual(["mcp__srv__ping"]);
+      // Written anew: the next run has the tool in its first request again.
+      const next = await run(["-p", "hi"], { script: [{ text: "ok" }] });
+      expect(mcpTools(next.requests[0]), damage).toEqual(["mcp__srv__ping"]);
+    }
+  });
+
+  it("three Pi processes writing at once keep each one's record: each runs again with its own tools in its first request", async () => {
+    const events = join(home.home, "events.jsonl");
+    // One definition; each process's environment decides which tool list the server reads.
+    await home.writeSettings({ mcp: { servers: { srv: catalogServer("${TOOLS_FILE}", events) } } });
+    const files = await Promise.all(["a", "b", "c"].map((label) => offer(label, { label, tools: [{ name: `tool_${label}` }] })));
+    const first = await Promise.all(files.map((file) => run(["-p", "/mcp wait", "hi"], { env: { TOOLS_FILE: file }, script: [{ text: "ok" }] })));
+    for (const result of first) expect(result.code, result.stderr).toBe(0);
+    const index = JSON.parse(await readFile(join(catalogsDir(), "index.json"), "utf8")) as { starts: unknown[] };
+    expect(index.starts).toHaveLength(3);
+    const again = await Promise.all(files.map((file) => run(["-p", "hi"], { env: { TOOLS_FILE: file }, script: [{ text: "ok" }] })));
+    expect(again.map((result) => mcpTools(result.requests[0]))).toEqual([["mcp__srv__tool_a"], ["mcp__srv__tool_b"], ["mcp__srv__tool_c"]]);
+  });
+});
+
+describe("quitting", () => {
+  const survivors: number[] = [];
+  afterEach(() => {
+    for (const pid of survivors.splice(0)) if (isAlive(pid)) process.kill(pid, "SIGKILL");
+  });
+
+  it("pi -p ends soon after its answer while ten servers are still starting (even ones that ignore SIGTERM), and leaves none of them running", async () => {
+    const events = join(home.home, "events.jsonl");
+    const tools = await offer("slow", { label: "slow", tools: [{ name: "ping" }] });
+    const servers = Object.fromEntries(Array.from({ length: 10 }, (_, i) => [`slow${i}`, catalogServer(tools, events, { FIXTURE_START_DELAY_MS: "60000", FIXTURE_STUBBORN_START: "1" })]));
+    await home.writeSettings({ mcp: { servers } });
+    // `/mcp status` loads pi-mcp, which starts every server; the model waits (Pi's bash tool) until all ten
+    // processes have started, and answers while they still start.
+    const allStarted = `for i in $(seq 600); do [ "$(grep -c '"event":"start"' ${JSON.stringify(events)} 2>/dev/null)" -ge 10 ] && break; sleep 0.1; done`;
+    const result = await run(["-p", "/mcp status", "hi"], { script: [{ toolCall: { name: "bash", arguments: { command: allStarted } } }, { text: "answered" }] });
+    const exitedAt = Date.now();
+    const started = (await fixtureEvents(events)).filter((event) => event.event === "start");
+    survivors.push(...started.map((event) => event.pid));
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stdout).toContain("answered");
+    expect(started).toHaveLength(10);
+    // Closing a server that never answered does not wait the MCP SDK's 2 s for it to notice its closed
+    // stdin (and 2 s more after a SIGTERM it ignores): it is killed after a short bound.
+    expect(exitedAt - Math.max(...started.map((event) => event.at))).toBeLessThan(3_000);
+    expect(started.filter((event) => isAlive(event.pid))).toEqual([]);
+  });
+});
