@@ -27,6 +27,7 @@ import { constants, fstatSync, lstatSync, openSync, readFileSync, closeSync } fr
 import { join } from "node:path";
 import type { Tool } from "@modelcontextprotocol/client";
 import type { Exposure } from "../kernel/settings.ts";
+import type { CatalogTool } from "./catalog.ts";
 import { isRecord, parseJson } from "../safety/keys.ts";
 
 export const INDEX_FORMAT = "pi-mcp-catalog-index";
@@ -80,11 +81,8 @@ export interface CachedTool {
   readonly json: string;
 }
 
-/** A validated tool of a catalog with its definition's JSON (as the host's catalog holds it). */
-export interface CatalogEntry {
-  readonly tool: Tool;
-  readonly json: string;
-}
+/** A validated tool of a catalog with its definition's JSON: the host's catalog entry (a type only: nothing of catalog.ts is loaded). */
+export type CatalogEntry = CatalogTool;
 
 /** One server's part of a session's start: the tools Pi was given, the server's instructions and counts. */
 export interface CachedServer {

@@ -1,12 +1,12 @@
 // Persisted catalogs in a real Pi (print mode, the faux model): the tools of every server whose
 // catalog a session with the same settings recorded are in Pi's first request, a call of one runs
 // once its server connected, and nothing stale survives reconciliation or reaches another server.
-import { chmod, readdir, readFile, writeFile } from "node:fs/promises";
+import { chmod, mkdir, readdir, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { fixtureEvents, fixturePath, startHttpFixture, type RunningServer } from "../helpers/servers.ts";
 import { isAlive } from "../helpers/host.ts";
-import { NODE, PI_VERSIONS, REPO_ROOT, runPi, usePiHome, type FauxLogEntry, type PiRunResult } from "./harness/pi.ts";
+import { NODE, PI_VERSIONS, REPO_ROOT, runPi, startPiRpc, usePiHome, type FauxLogEntry, type PiRunResult } from "./harness/pi.ts";
 
 const home = usePiHome();
 const CAPABILITY_PROBE = join(REPO_ROOT, "test/e2e/fixtures/capability-probe.ts");
@@ -237,4 +237,37 @@ describe("quitting", () => {
     expect(exitedAt - Math.max(...started.map((event) => event.at))).toBeLessThan(3_000);
     expect(started.filter((event) => isAlive(event.pid))).toEqual([]);
   });
+});
+
+describe("a replaced session (/reload, new session, fork)", () => {
+  const PROBE = join(REPO_ROOT, "test/e2e/harness/fixtures/probe.ts");
+  const TOOLS_AT_START = join(REPO_ROOT, "test/e2e/fixtures/tools-at-start.ts");
+
+  it("registers the tools of its retained connections in the next session's extension factory, with no catalog file to read", async () => {
+    const events = join(home.home, "events.jsonl");
+    const tools = await offer("srv", { label: "srv", tools: [{ name: "alpha" }, { name: "beta" }] });
+    await home.writeSettings({ mcp: { servers: { srv: catalogServer(tools, events) } } });
+    // No catalog can be written or read (the folder is a file): only the connection pool can hand the tools on.
+    await mkdir(join(home.agentDir, "pi-mcp"), { recursive: true });
+    await writeFile(catalogsDir(), "not a folder");
+    const rpc = await startPiRpc({ home: home.home, cwd: home.cwd, extensions: [REPO_ROOT, PROBE, TOOLS_AT_START], noSession: false, script: [{ text: "ok" }] });
+    const atStart = () => [...rpc.stderr().matchAll(/\[tools-at-start\] (.*)\n/g)].map((match) => match[1]);
+    try {
+      await rpc.prompt("/mcp wait");
+      expect(atStart()).toEqual([""]);
+      await rpc.prompt("/probe_reload");
+      await rpc.prompt("/mcp wait");
+      expect((await rpc.send({ type: "new_session" })).data).toEqual({ cancelled: false });
+      await rpc.prompt("/mcp wait");
+      await rpc.prompt("a message to fork from");
+      const [message] = (await rpc.send({ type: "get_fork_messages" })).data.messages;
+      expect((await rpc.send({ type: "fork", entryId: message.entryId })).data).toMatchObject({ cancelled: false });
+      await rpc.prompt("/mcp wait");
+      expect(atStart()).toEqual(["", "mcp__srv__alpha,mcp__srv__beta", "mcp__srv__alpha,mcp__srv__beta", "mcp__srv__alpha,mcp__srv__beta"]);
+      // One server process all along: the tools came with the retained connection.
+      expect((await fixtureEvents(events)).filter((event) => event.event === "start")).toHaveLength(1);
+    } finally {
+      await rpc.close();
+    }
+  }, 90_000);
 });
