@@ -1,5 +1,7 @@
 /**
- * Tool rows Pi draws before pi-mcp's tools are registered. After `/reload`
+ * Tool rows Pi draws before pi-mcp's tools are registered (or registered
+ * without renderers: those of a known catalog, registered while Pi loads the
+ * extension, before the core that draws them has loaded). After `/reload`
  * Pi rebuilds the transcript before `session_start`, and a resumed session
  * is drawn at once, while pi-mcp's tools (and their renderers) are registered
  * only when the core has loaded and the servers are back. Pi 1.6 asks tool
@@ -62,7 +64,8 @@ export function drawEarlierRows(pi: ExtensionAPI): EarlierRows {
 
   const resolver: Resolver = (toolName, next) => {
     const own = next();
-    if (own || !drawnByPiMcp(toolName)) return own;
+    // Pi answers with the tool's definition: one registered from a known catalog while Pi loaded has no renderers of its own.
+    if (own?.renderCall || own?.renderResult || !drawnByPiMcp(toolName)) return own;
     return {
       renderCall(args, theme: Theme, context) {
         const draw = current(toolName, next, context)?.renderCall;
