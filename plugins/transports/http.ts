@@ -18,7 +18,7 @@ import type { RemoteDefinition } from "../../src/kernel/settings.ts";
 import { MessageTooLargeError } from "../../src/kernel/errors.ts";
 import { MAX_MESSAGE_BYTES } from "../../src/kernel/limits.ts";
 import type { TransportContext } from "../../src/kernel/types.ts";
-import { boundedFetch } from "../../src/safety/bounded-fetch.ts";
+import { boundedFetch, fetchUntil } from "../../src/safety/bounded-fetch.ts";
 import { transportPlugin } from "./plugin.ts";
 
 /**
@@ -60,6 +60,7 @@ interface InFlight {
  */
 export class BoundedStreamableHttpTransport extends StreamableHTTPClientTransport {
   private readonly inFlight: Map<RequestId, InFlight>;
+  private readonly lifetime: AbortController;
   /** The request whose send (and response stream) the current fetch belongs to. */
   private readonly sending: AsyncLocalStorage<InFlight>;
   private protocolHandler: MessageHandler | undefined;
@@ -67,9 +68,11 @@ export class BoundedStreamableHttpTransport extends StreamableHTTPClientTranspor
   constructor(url: URL, options: StreamableHTTPClientTransportOptions, maxMessageBytes = MAX_MESSAGE_BYTES) {
     const sending = new AsyncLocalStorage<InFlight>();
     const self: { transport?: BoundedStreamableHttpTransport } = {};
+    // Every exchange ends with the transport, also the OAuth discovery the SDK runs through this fetch after a 401.
+    const lifetime = new AbortController();
     super(url, {
       ...options,
-      fetch: boundedFetch(options.fetch ?? fetch, maxMessageBytes, (error) => self.transport?.tooLarge(error, sending.getStore())),
+      fetch: boundedFetch(fetchUntil(options.fetch ?? fetch, lifetime.signal), maxMessageBytes, (error) => self.transport?.tooLarge(error, sending.getStore())),
       reconnectionOptions: RESUMPTION,
       reconnectionScheduler: (reconnect, delay) => {
         const timer = setTimeout(reconnect, Math.min(delay, MAX_RESUME_DELAY_MS));
@@ -77,6 +80,7 @@ export class BoundedStreamableHttpTransport extends StreamableHTTPClientTranspor
       },
     });
     self.transport = this;
+    this.lifetime = lifetime;
     this.sending = sending;
     this.inFlight = new Map();
     // The protocol sets `onmessage` once it connects; answers pass through here first, to mark their request answered.
@@ -116,7 +120,11 @@ export class BoundedStreamableHttpTransport extends StreamableHTTPClientTranspor
 
   override async close(): Promise<void> {
     this.inFlight.clear();
-    await super.close();
+    try {
+      await super.close();
+    } finally {
+      this.lifetime.abort();
+    }
   }
 
   /** The response stream of `request` ended (also after failed resumption): unanswered, it fails now. */
@@ -145,10 +153,14 @@ export class BoundedStreamableHttpTransport extends StreamableHTTPClientTranspor
  * reconnects by the retry policy) with an error naming the limit.
  */
 export class BoundedSseTransport extends SSEClientTransport {
+  private readonly lifetime: AbortController;
+
   constructor(url: URL, options: SSEClientTransportOptions, maxMessageBytes = MAX_MESSAGE_BYTES) {
     const self: { transport?: BoundedSseTransport } = {};
+    // Every exchange ends with the transport, also the OAuth discovery the SDK runs through this fetch after a 401.
+    const lifetime = new AbortController();
     const bounded = (base: FetchLike) =>
-      boundedFetch(base, maxMessageBytes, (error, eventStream) => {
+      boundedFetch(fetchUntil(base, lifetime.signal), maxMessageBytes, (error, eventStream) => {
         if (!eventStream) return; // a POST's own body: its send fails with the error
         self.transport?.onerror?.(new MessageTooLargeError(error.limitBytes, "SSE event stream", true));
         self.transport?.close().catch(() => undefined);
@@ -160,6 +172,15 @@ export class BoundedSseTransport extends SSEClientTransport {
       eventSourceInit: { ...options.eventSourceInit, fetch: bounded((eventSourceFetch ?? fetch) as FetchLike) as typeof fetch },
     });
     self.transport = this;
+    this.lifetime = lifetime;
+  }
+
+  override async close(): Promise<void> {
+    try {
+      await super.close();
+    } finally {
+      this.lifetime.abort();
+    }
   }
 }
 

@@ -61,9 +61,13 @@ export function documentFetch(deadlineMs: number, deadlineSetting: string, base:
     const where = URL.canParse(String(url)) ? new URL(String(url)).origin : "the server";
     const timer = setTimeout(() => deadline.abort(new PiMcpError("failed", `a request to ${where} took longer than ${deadlineMs} ms (${deadlineSetting})`)), deadlineMs);
     timer.unref?.(); // a finished exchange leaves it pending, harmlessly: aborting a read body does nothing
-    const signal = init?.signal ? AbortSignal.any([init.signal, deadline.signal]) : deadline.signal;
-    return bounded(url, { ...init, signal });
+    return fetchUntil(bounded, deadline.signal)(url, init);
   };
+}
+
+/** A fetch whose every exchange, its body read included, ends when `signal` aborts (a transport's close): nothing it started outlives it. */
+export function fetchUntil(base: FetchLike, signal: AbortSignal): FetchLike {
+  return (url, init) => base(url, { ...init, signal: init?.signal ? AbortSignal.any([init.signal, signal]) : signal });
 }
 
 /** The same response (status, headers, where it came from) reading `body`. */

@@ -62,6 +62,18 @@ describe("OAuth discovery is bounded like every message", () => {
       expectEachReadCapped(await endless.stats());
     }, 90_000);
 
+    it(`a connection whose server sends its ${document} one byte every 100 ms ends within the connect timeout and leaves no request open`, async () => {
+      const endless = await endlessServer(where, "drip");
+      await scene.sandbox(endless.server.url, () => ({ type: "oauth", redirectUri: "http://127.0.0.1:1/cb" }));
+      const started = Date.now();
+      const h = await scene.host();
+      await h.waitFor("remote", ["needs_auth", "failed"], 30_000);
+      // The sandbox's connectTimeoutMs is 5,000 ms.
+      expect(Date.now() - started).toBeLessThan(15_000);
+      expect((await endless.stats()).requests).toBeGreaterThan(0);
+      await expect.poll(async () => { const stats = await endless.stats(); return stats.requests - stats.closed; }, { timeout: 15_000 }).toBe(0);
+    }, 60_000);
+
     it(`\`auth\` against a server that sends its ${document} one byte every 100 ms gives up after the connect timeout and closes the request (naming the timeout for authorization-server metadata)`, async () => {
       const endless = await endlessServer(where, "drip");
       await scene.sandbox(endless.server.url, () => ({ type: "oauth", redirectUri: "http://127.0.0.1:1/cb" }));
