@@ -86,7 +86,7 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<CliOut
   const [name, ...rest] = args;
   const text = (result: CommandResult): CliOutcome => ({ result, json: false });
 
-  if (args.length === 1 && (name === "--version" || name === "-v")) return text(ok(VERSION));
+  if (name === "--version" || name === "-v") return text(args.length === 1 ? ok(VERSION) : usageError(`pi-mcp ${name} takes no arguments\nRun pi-mcp --help for usage.`));
   const helpAsked = head.includes("--help") || head.includes("-h");
   if (name === "help") {
     const [topic, extra] = rest;
@@ -96,7 +96,8 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<CliOut
   }
   if (name === undefined || name.startsWith("-")) {
     if (helpAsked) return text(ok(await overview(style)));
-    return text(usageError(name === undefined ? `no command given\n${await overview(style)}` : `unknown option ${stripTerminalControls(name)}\nRun pi-mcp --help for usage.`));
+    // On stderr: colour is decided for stdout, so this copy of the overview has none.
+    return text(usageError(name === undefined ? `no command given\n${await overview({ ...style, color: false })}` : `unknown option ${stripTerminalControls(name)}\nRun pi-mcp --help for usage.`));
   }
   if (!isCommand(name)) return text(unknownCommand(name));
   const command = await SUBCOMMANDS[name]();

@@ -48,11 +48,17 @@ export function examplesFor(spec: CommandSpec, surface: Surface): CommandExample
   return (spec.examples ?? []).filter((example) => example.only === undefined || example.only === surface);
 }
 
+/**
+ * An example's command line, then its description. A command line too long
+ * for one line continues further in than the description, words whole; in the
+ * CLI each piece but the last ends in ` \`, so the example still pastes into a shell.
+ */
 function exampleLines(examples: readonly CommandExample[], surface: Surface, style: HelpStyle): string[] {
-  return examples.flatMap((example) => [
-    ...wrapLine(`  ${PROGRAM[surface]} ${example.line}`, style.width, "      "),
-    ...wrapLine(`      ${example.description}`, style.width, "      "),
-  ]);
+  const continued = surface === "cli" ? " \\" : "";
+  return examples.flatMap((example) => {
+    const command = wrapLine(`  ${PROGRAM[surface]} ${example.line}`, style.width - continued.length, "          ", "keep");
+    return [...command.map((piece, index) => (index < command.length - 1 ? `${piece}${continued}` : piece)), ...wrapLine(`      ${example.description}`, style.width, "      ")];
+  });
 }
 
 /** A usage line broken between its words and bracketed groups (`[--scope S]...` stays whole). */

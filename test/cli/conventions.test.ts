@@ -98,9 +98,24 @@ describe("help", () => {
   });
 });
 
+describe("help on standard error", () => {
+  it("the overview a missing command prints on stderr has no colour when only stdout is a terminal", async () => {
+    const box = sandbox();
+    const errors = join(box.root, "errors.txt");
+    const line = [nodeBinary(), CLI_BIN].map((word) => `'${word}'`).join(" ");
+    const result = await runProcess("script", ["-qec", `${line} 2>'${errors}'`, "/dev/null"], { cwd: box.projectDir, env: box.env({ TERM: "xterm" }) });
+    expect(result.code).toBe(2);
+    const text = readFileSync(errors, "utf8");
+    expect(text).toMatch(/^no command given\n/);
+    expect(text).toContain("Usage:");
+    expect(text).not.toMatch(ANSI);
+  });
+});
+
 describe("usage errors exit 2", () => {
   const cases: [string, string[], RegExp][] = [
     ["no command", [], /no command given/],
+    ["--version with an argument", ["--version", "list"], /^pi-mcp --version takes no arguments/],
     ["an unknown command", ["frobnicate"], /unknown command "frobnicate"/],
     ["help for an unknown command", ["help", "frobnicate"], /unknown command "frobnicate"/],
     ["an unknown option", ["list", "--frob"], /^list: unknown option --frob/],

@@ -71,3 +71,11 @@ it("/mcp help (every command) fits Pi's notices in an 80-column terminal: 78 col
     expect(line, line).not.toMatch(/\s$/);
   }
 });
+
+it("an example command line too long for one line continues further in than its description; in the CLI with a shell continuation", () => {
+  const auth = commandsOf("cli").find((command) => command.name === "auth")!;
+  const text = commandHelp(auth, "cli");
+  expect(text).toContain("  pi-mcp auth docs --callback \\\n          'http://127.0.0.1:19876/mcp/oauth/callback?code=…&state=…'\n      Finish a flow started with --no-open");
+  const inPi = commandHelp(commandsOf("pi").find((command) => command.name === "auth")!, "pi");
+  expect(inPi).toContain("  /mcp auth docs --callback\n          'http://127.0.0.1:19876/mcp/oauth/callback?code=…&state=…'\n      Finish a flow started with --no-open");
+});
