@@ -63,7 +63,7 @@ export function inputFromCitty(spec: CommandSpec, args: ParsedArgs, rawArgs: rea
   if (rest && !spec.acceptsRest) throw usage(spec, "unexpected `--`", "cli");
   const declared = surfaceOptions(spec, "cli");
   rejectSwitchValues(spec, rawArgs.slice(0, dashes === -1 ? undefined : dashes), declared);
-  rejectUndeclared(spec, args, declared);
+  rejectUndeclared(spec, args, declared, rest);
   const options: Record<string, string | boolean | string[] | undefined> = {};
   for (const [name, option] of declared) {
     const off = negated(name);
@@ -86,7 +86,7 @@ export function inputFromCitty(spec: CommandSpec, args: ParsedArgs, rawArgs: rea
  * spelling citty derived from it: its short form, its camelCase form), or the
  * negated key of a declared `no-X` option (which only `--no-X` sets, to false).
  */
-function rejectUndeclared(spec: CommandSpec, args: ParsedArgs, declared: readonly [string, OptionSpec][]): void {
+function rejectUndeclared(spec: CommandSpec, args: ParsedArgs, declared: readonly [string, OptionSpec][], rest: readonly string[] | undefined): void {
   const plain = new Set<string>(["_", ...spec.positionals.map((positional) => positional.name)]);
   const negatable = new Set<string>();
   for (const [name, option] of declared) {
@@ -96,7 +96,8 @@ function rejectUndeclared(spec: CommandSpec, args: ParsedArgs, declared: readonl
   }
   for (const [key, value] of Object.entries(args as Record<string, unknown>)) {
     if (plain.has(key) || (negatable.has(key) && value === false)) continue;
-    throw usage(spec, `unknown option ${key.length === 1 ? "-" : value === false ? "--no-" : "--"}${key}`, "cli");
+    const hint = spec.acceptsRest && rest === undefined ? " (a local server's command line goes after --)" : "";
+    throw usage(spec, `unknown option ${key.length === 1 ? "-" : value === false ? "--no-" : "--"}${key}${hint}`, "cli");
   }
 }
 

@@ -57,6 +57,10 @@ export const addCommand: CommandSpec = {
 
 function remoteDefinition(input: ParsedInput, url: string): Record<string, unknown> {
   if (input.rest) throw usage(addCommand, "give either <url> or `-- <command>`, not both");
+  // `claude mcp add` takes a command where pi-mcp takes a URL; `${VAR}` may hold a URL.
+  if (!url.includes("://") && !url.includes("${")) {
+    throw usage(addCommand, `"${url}" is not a URL; a local server's command line goes after --: add ${input.positionals[0]} -- ${url} [args...]`);
+  }
   for (const local of ["cwd", "environment", "env"]) {
     if (input.options[local] !== undefined) throw usage(addCommand, `--${local} applies to local (command) servers only`);
   }

@@ -126,6 +126,8 @@ describe("usage errors exit 2", () => {
     ["an option without its value", ["add", "x", "https://e.example/mcp", "--header"], /^add: --header needs a value/],
     ["`--` where no command line is taken", ["list", "--", "x"], /^list: unexpected `--`/],
     ["test with neither a server nor --all", ["test"], /^test: name one <server>, or pass --all/],
+    ["a command line where add takes a URL (as claude mcp add takes it)", ["add", "files", "npx"], /^add: "npx" is not a URL; a local server's command line goes after --: add files -- npx/],
+    ["a local server's options without -- (as claude mcp add takes them)", ["add", "files", "npx", "-y", "pkg"], /^add: unknown option -y \(a local server's command line goes after --\)/],
     ["a value given to a switch (setup would otherwise run for real)", ["setup", "--dry-run=false"], /^setup: --dry-run takes no value/],
     ["a value given to --json", ["list", "--json=0"], /^list: --json takes no value/],
     ["a value given to a negated switch", ["add", "x", "--no-roots=yes", "--", "node"], /^add: --no-roots takes no value/],
