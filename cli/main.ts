@@ -91,11 +91,15 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<CliOut
   if (name === "help") {
     const [topic, extra] = rest;
     if (extra !== undefined) return text(usageError("help: give at most one command\nusage: pi-mcp help [command]"));
-    if (topic === undefined) return text(ok(await overview(style)));
+    if (topic === undefined || topic === "help") return text(ok(await overview(style)));
     return text(isCommand(topic) ? ok(commandHelp((await SUBCOMMANDS[topic]()).spec, "cli", style)) : unknownCommand(topic));
   }
   if (name === undefined || name.startsWith("-")) {
-    if (helpAsked) return text(ok(await overview(style)));
+    if (helpAsked) {
+      // `pi-mcp --help add` is `pi-mcp add --help`, as gh takes it.
+      const topic = head.find((arg) => !arg.startsWith("-"));
+      return text(isCommand(topic) ? ok(commandHelp((await SUBCOMMANDS[topic]()).spec, "cli", style)) : ok(await overview(style)));
+    }
     // On stderr: colour is decided for stdout, so this copy of the overview has none.
     return text(usageError(name === undefined ? `no command given\n${await overview({ ...style, color: false })}` : `unknown option ${stripTerminalControls(name)}\nRun pi-mcp --help for usage.`));
   }

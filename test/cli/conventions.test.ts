@@ -57,6 +57,15 @@ describe("help", () => {
     }
   });
 
+  it("--help before a command is that command's help (as gh takes it); `help help` is the overview", async () => {
+    const box = sandbox();
+    const [before, after, helpHelp, overview] = await Promise.all([piMcp(box, ["--help", "add"]), piMcp(box, ["add", "--help"]), piMcp(box, ["help", "help"]), piMcp(box, ["--help"])]);
+    expect(before.code, before.stderr).toBe(0);
+    expect(before.stdout).toBe(after.stdout);
+    expect(helpHelp.code, helpHelp.stderr).toBe(0);
+    expect(helpHelp.stdout).toBe(overview.stdout);
+  });
+
   it("help piped into a file has no colours, no trailing spaces and no line over 80 columns", async () => {
     const box = sandbox();
     const outputs = await Promise.all([piMcp(box, ["--help"]), ...COMMANDS.map((command) => piMcp(box, ["help", command]))]);
