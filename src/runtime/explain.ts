@@ -9,7 +9,7 @@ import { STATUS_CODES } from "node:http";
 import { SdkError, SdkErrorCode, SdkHttpError, SseError } from "@modelcontextprotocol/client";
 import { describeError, PiMcpError } from "../kernel/errors.ts";
 import type { Redactor, TransportEvidence } from "../kernel/types.ts";
-import { safeText } from "../safety/text.ts";
+import { headOf, safeText } from "../safety/text.ts";
 import { authStateOf, classifyFailure } from "./errors.ts";
 
 /** The most stderr lines a cause quotes, and the most characters of each. */
@@ -75,7 +75,7 @@ function stderrTail(evidence: TransportEvidence | undefined, redact: Redactor): 
   const text = evidence?.stderrTail ? safeText(evidence.stderrTail, redact) : "";
   const lines = telling(text.split("\n").map((line) => line.trim()));
   if (lines.length === 0) return "";
-  const cut = lines.map((line) => (line.length > STDERR_LINE_CHARS ? `${line.slice(0, STDERR_LINE_CHARS)}…` : line));
+  const cut = lines.map((line) => headOf(line, STDERR_LINE_CHARS));
   return `; its last stderr line${cut.length === 1 ? "" : "s"}: ${cut.join(" | ")}`;
 }
 

@@ -33,10 +33,12 @@ export function createRedactor(secrets: Iterable<string>, base?: Redactor): Reda
 }
 
 // CSI (ESC [ or 8-bit CSI, ... final), OSC (ESC ] ... BEL or ST; 8-bit OSC up to the next control),
-// other two-byte ESC sequences, C0 controls other than tab and newline, DEL, and the C1 range.
+// other two-byte ESC sequences, C0 controls other than tab and newline, DEL, the C1 range, and the
+// bidirectional embeddings, overrides and isolates (U+202A-U+202E, U+2066-U+2069), which reorder
+// what a terminal shows ("Trojan Source").
 const TERMINAL_CONTROLS =
   // eslint-disable-next-line no-control-regex
-  /(?:\u001b\[|\u009b)[0-?]*[ -/]*[@-~]|\u001b\][^\u0007\u001b]*(?:\u0007|\u001b\\)?|\u009d[^\u0000-\u001f\u007f-\u009f]*(?:\u0007|\u009c|\u001b\\)?|\u001b[@-_]?|[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g;
+  /(?:\u001b\[|\u009b)[0-?]*[ -/]*[@-~]|\u001b\][^\u0007\u001b]*(?:\u0007|\u001b\\)?|\u009d[^\u0000-\u001f\u007f-\u009f]*(?:\u0007|\u009c|\u001b\\)?|\u001b[@-_]?|[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/g;
 
 /** Removes terminal control sequences from text that came from a server or a setting. */
 export function stripTerminalControls(text: string): string {
@@ -54,7 +56,11 @@ export function safeText(text: string, redact: Redactor): string {
 
 /** At most `maxChars` characters of safe text, cut only after redacting and stripping, with `…` where it was cut. */
 export function safeHead(text: string, redact: Redactor, maxChars: number): string {
-  const safe = safeText(text, redact);
+  return headOf(safeText(text, redact), maxChars);
+}
+
+/** At most `maxChars` characters of text that is safe already, with `…` where it was cut; never half a surrogate pair. */
+export function headOf(safe: string, maxChars: number): string {
   if (safe.length <= maxChars) return safe;
   return `${withoutBrokenPair(safe.slice(0, maxChars))}…`;
 }
