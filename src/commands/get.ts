@@ -38,6 +38,8 @@ export interface ServerDetails {
   readonly roots: "cwd" | false | readonly string[];
   readonly connectTimeoutMs: number;
   readonly requestTimeoutMs: number;
+  /** The most one request may take in all (progress restarts only its timeout). */
+  readonly requestDeadlineMs: number;
   /** The settings problems of this definition (none when it is valid). */
   readonly errors: readonly { readonly path: string; readonly message: string }[];
 }
@@ -97,6 +99,7 @@ export async function serverDetails(config: EffectiveConfig, entry: ServerEntry,
     roots: rootsOf(config, entry, env.cwd),
     connectTimeoutMs: number(written.connectTimeoutMs, config.connectTimeoutMs),
     requestTimeoutMs: number(written.requestTimeoutMs, config.requestTimeoutMs),
+    requestDeadlineMs: number(written.requestDeadlineMs, config.requestDeadlineMs),
     errors: config.issues
       .filter((issue) => issue.path === prefix || issue.path.startsWith(`${prefix}.`) || issue.path.startsWith(`${prefix}[`))
       .map((issue) => ({ path: issue.path, message: issue.message })),
@@ -141,7 +144,7 @@ function formatDetails(details: ServerDetails, status: readonly string[] | undef
   rows.push(["exposure", [perTool.length > 0 ? `${details.exposure}; per tool: ${perTool.join(", ")}` : details.exposure]]);
   if (details.tools) rows.push(["tools", [...(details.tools.include ? [`include ${details.tools.include.join(", ")}`] : []), ...(details.tools.exclude ? [`exclude ${details.tools.exclude.join(", ")}`] : [])]]);
   rows.push(["roots", [details.roots === "cwd" ? "cwd (Pi's working folder)" : rootsText(details.roots === false ? false : details.roots.map(shownRootFolder), ", ")]]);
-  rows.push(["timeouts", [`connect ${details.connectTimeoutMs} ms, request ${details.requestTimeoutMs} ms`]]);
+  rows.push(["timeouts", [`connect ${details.connectTimeoutMs} ms, request ${details.requestTimeoutMs} ms, deadline ${details.requestDeadlineMs} ms`]]);
   if (status) rows.push(["status", [...status]]);
   if (details.errors.length > 0) rows.push(["problems", details.errors.map((error) => `${error.path}: ${error.message}`)]);
   return [details.name, ...fields(rows, lineWidth)].join("\n");

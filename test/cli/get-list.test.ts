@@ -33,7 +33,7 @@ async function configure(box: Sandbox): Promise<void> {
           roots: ["/srv/docs"],
         },
         ondemand: { url: "https://ondemand.example.com/mcp", headers: { "X-Workspace": "${WS}", "X-Key": LITERAL }, toolExposure: { "delete_*": "hidden" } },
-        anonymous: { url: "https://anonymous.example.com/mcp", auth: { type: "none" }, connectTimeoutMs: 2_500 },
+        anonymous: { url: "https://anonymous.example.com/mcp", auth: { type: "none" }, connectTimeoutMs: 2_500, requestDeadlineMs: 120_000 },
         bearer: { url: "https://bearer.example.com/sse", transport: "sse", auth: { type: "bearer", token: TOKEN }, roots: false },
       },
     },
@@ -72,7 +72,7 @@ describe("list", () => {
 });
 
 describe("get", () => {
-  it("shows one local definition as written: command line, working folder, environment (${VAR} unresolved, literals redacted), exposure, roots, timeouts", async () => {
+  it("shows one local definition as written: command line, working folder, environment (${VAR} unresolved, literals redacted), exposure, roots (a missing folder said so), timeouts with the total deadline", async () => {
     const box = sandbox();
     await configure(box);
     const result = await piMcp(box, ["get", "docs"]);
@@ -88,8 +88,8 @@ describe("get", () => {
         "  environment: DOCS_TOKEN=${DOCS_TOKEN}",
         "               API_KEY=‹redacted›",
         "  exposure:    codemode",
-        "  roots:       /srv/docs",
-        "  timeouts:    connect 10000 ms, request 90000 ms",
+        "  roots:       /srv/docs (no such folder)",
+        "  timeouts:    connect 10000 ms, request 90000 ms, deadline 600000 ms",
         "",
       ].join("\n"),
     );
@@ -104,7 +104,7 @@ describe("get", () => {
     expect(ondemand.stdout).toMatch(/^  stored auth: no$/m);
     expect(ondemand.stdout).toMatch(/^  exposure:\s+deferred; per tool: delete_\*=hidden$/m);
     expect(anonymous.stdout).toMatch(/^  auth:\s+none$/m);
-    expect(anonymous.stdout).toMatch(/^  timeouts:\s+connect 2500 ms, request 90000 ms$/m);
+    expect(anonymous.stdout).toMatch(/^  timeouts:\s+connect 2500 ms, request 90000 ms, deadline 120000 ms$/m);
     expect(bearer.stdout).toMatch(/^  auth:\s+bearer\n\s+token: ‹redacted›$/m);
     expect(bearer.stdout).toMatch(/^  roots:\s+none$/m);
     for (const output of [ondemand, anonymous, bearer].flatMap((run) => [run.stdout, run.stderr])) {
@@ -139,6 +139,7 @@ describe("get", () => {
       roots: "cwd",
       connectTimeoutMs: 10_000,
       requestTimeoutMs: 90_000,
+      requestDeadlineMs: 600_000,
       errors: [],
     });
     const bearer = JSON.parse((await piMcp(box, ["get", "bearer", "--json"])).stdout) as Record<string, unknown>;
