@@ -92,13 +92,35 @@ const SMALL_JSON = 64 * 1024;
 
 /**
  * The value as JSON text for the model: indented when that is small, or at
- * most doubles it; otherwise compact. Deep and wide values indent to many
- * times their size (1,000 levels of 300 keys: 2 MB compact, 306 MB
- * indented), so the text stays within twice the compact JSON whatever the
- * shape. The value must be cut first (cutNesting): JSON.stringify recurses.
+ * most doubles it; otherwise compact with a line break after each comma (the
+ * model's text is cut by lines: one endless line would leave it nothing).
+ * Deep and wide values indent to many times their size (1,000 levels of 300
+ * keys: 2 MB compact, 306 MB indented), so the text stays within about twice
+ * the compact JSON whatever the shape. The value must be cut first
+ * (cutNesting): JSON.stringify recurses.
  */
 export function printJson(value: unknown): string {
   const compact = JSON.stringify(value) ?? "null";
   const indented = compact.length + jsonShape(value).indentation;
-  return indented <= Math.max(SMALL_JSON, 2 * compact.length) ? JSON.stringify(value, null, 2) : compact;
+  return indented <= Math.max(SMALL_JSON, 2 * compact.length) ? JSON.stringify(value, null, 2) : breakLines(compact);
+}
+
+/** Compact JSON text with a line break after every comma between values (still the same JSON). */
+function breakLines(json: string): string {
+  const parts: string[] = [];
+  let start = 0;
+  let inString = false;
+  for (let i = 0; i < json.length; i++) {
+    const c = json.charCodeAt(i);
+    if (inString) {
+      if (c === 0x5c) i++;
+      else if (c === 0x22) inString = false;
+    } else if (c === 0x22) inString = true;
+    else if (c === 0x2c) {
+      parts.push(json.slice(start, i + 1));
+      start = i + 1;
+    }
+  }
+  parts.push(json.slice(start));
+  return parts.join("\n");
 }

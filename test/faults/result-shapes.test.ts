@@ -4,7 +4,7 @@
 // session), or deep and wide at once (indented, 2 MB of JSON became a 306 MB
 // Result Spill). The content is cut at MAX_NESTING_DEPTH like definitions,
 // with a note for the model, and printed in a size bounded by the message.
-import { stat } from "node:fs/promises";
+import { readFile, stat } from "node:fs/promises";
 import { afterEach, describe, expect, it } from "vitest";
 import { MAX_NESTING_DEPTH } from "../../src/kernel/limits.ts";
 import { CUT_MARKER, jsonShape } from "../../src/safety/json.ts";
@@ -67,4 +67,16 @@ describe("jsonShape counts what indentation adds", () => {
       expect(JSON.stringify(value).length + jsonShape(value).indentation, JSON.stringify(value)).toBe(JSON.stringify(value, null, 2).length);
     }
   });
+});
+
+describe("structured content printed compact", () => {
+  it("breaks lines after commas, so the model's cut text shows its start, and stays the same JSON", async () => {
+    const h = await deepHost();
+    const outcome = await h.call("mcp__deep__wide_deep", { depth: 999, width: 300 });
+    const text = textOf(outcome);
+    expect(text).toContain('[structured content]\n{"v":{"k0":0,\n"k1":0,\n');
+    const spilled = await readFile(outcome.details.spillPath as string, "utf8");
+    const json = spilled.slice(spilled.indexOf("[structured content]\n") + "[structured content]\n".length);
+    expect(JSON.parse(json)).toEqual(outcome.details.structuredContent);
+  }, 60_000);
 });
