@@ -62,14 +62,14 @@ function exampleLines(examples: readonly CommandExample[], surface: Surface, sty
 }
 
 /** A usage line broken between its words and bracketed groups (`[--scope S]...` stays whole). */
-function wrapUsage(line: string, width: number): string[] {
+function wrapUsage(line: string, width: number, continuation = "     "): string[] {
   const units = line.match(/\[[^\]]*\](?:\.\.\.)?|<[^>]*>(?:\.\.\.)?|\S+/g) ?? [];
   const out: string[] = [];
   let current = " ";
   for (const unit of units) {
     if (current.trim() !== "" && current.length + 1 + unit.length > width) {
       out.push(current);
-      current = "     ";
+      current = continuation;
     }
     current += ` ${unit}`;
   }
@@ -97,7 +97,8 @@ export function commandHelp(spec: CommandSpec, surface: Surface, style: HelpStyl
 /** Every command's usage, each with its summary under it (`/mcp help`). */
 export function commandList(specs: readonly CommandSpec[], surface: Surface, style: HelpStyle = plainHelp(surface)): string[] {
   return specs.flatMap((spec) => [
-    ...wrapUsage(`${PROGRAM[surface]} ${surfaceUsage(spec, surface).split("\n")[0]!.trim()}`, style.width),
+    // Continued further in than the summary under it, so the two do not run together.
+    ...wrapUsage(`${PROGRAM[surface]} ${surfaceUsage(spec, surface).split("\n")[0]!.trim()}`, style.width, "         "),
     ...wrapLine(`      ${spec.summary}`, style.width, "      "),
   ]);
 }

@@ -66,6 +66,9 @@ it("/mcp help (every command) fits Pi's notices in an 80-column terminal: 78 col
   const help = all.find((command) => command.name === "help")!;
   const { output } = await help.run({ positionals: [], options: {}, rest: undefined }, undefined as never);
   expect(output).toContain("/mcp import [--from pi|claude|cursor|vscode|FILE]");
+  // A usage line too long for one line continues further in than the summary under it.
+  expect(output).toMatch(/^ {2}\/mcp add .*\n {10}\[--/m);
+  expect(output).toMatch(/^ {6}Add or replace a server/m);
   for (const line of output.split("\n")) {
     expect(line.length, line).toBeLessThanOrEqual(WIDTH.pi);
     expect(line, line).not.toMatch(/\s$/);
