@@ -18,17 +18,20 @@ export interface Health {
   readonly auth: number;
   /** Failed for good: it waits for a command. */
   readonly failed: number;
+  /** Lazy servers that are not running (they start when one of their tools is called). */
+  readonly idle: number;
 }
 
 /** Enabled servers are those in the settings that are neither disabled nor masked. */
 export function healthOf(config: EffectiveConfig, statuses: readonly ConnectionStatus[]): Health {
-  if (!config.valid) return { valid: false, enabled: 0, connected: 0, busy: 0, auth: 0, failed: 0 };
+  if (!config.valid) return { valid: false, enabled: 0, connected: 0, busy: 0, auth: 0, failed: 0, idle: 0 };
   const states = new Map(statuses.map((status) => [status.name, status.state]));
   let enabled = 0;
   let connected = 0;
   let busy = 0;
   let auth = 0;
   let failed = 0;
+  let idle = 0;
   for (const entry of config.servers) {
     if (!entry.enabled || entry.masked) continue;
     enabled++;
@@ -37,17 +40,19 @@ export function healthOf(config: EffectiveConfig, statuses: readonly ConnectionS
     else if (state === "connecting" || state === "retrying") busy++;
     else if (state === "needs_auth" || state === "needs_client_registration") auth++;
     else if (state === "failed") failed++;
+    else if (state === "idle") idle++;
   }
-  return { valid: true, enabled, connected, busy, auth, failed };
+  return { valid: true, enabled, connected, busy, auth, failed, idle };
 }
 
-/** `MCP 2/4 · 1 busy · 1 auth` — always the ratio, then the groups that are not empty. */
+/** `MCP 2/4 · 1 busy · 1 auth · 1 lazy` — always the ratio, then the groups that are not empty. */
 export function footerText(health: Health): string {
   const parts = [`MCP ${health.connected}/${health.enabled}`];
   if (!health.valid) parts.push("invalid settings");
   if (health.busy > 0) parts.push(`${health.busy} busy`);
   if (health.auth > 0) parts.push(`${health.auth} auth`);
   if (health.failed > 0) parts.push(`${health.failed} failed`);
+  if (health.idle > 0) parts.push(`${health.idle} lazy`);
   return parts.join(" · ");
 }
 

@@ -1,4 +1,4 @@
-import { listedAuth, type EffectiveConfig, type Exposure, type ListedAuth, type ServerEntry } from "../kernel/settings.ts";
+import { listedAuth, type EffectiveConfig, type Exposure, type Lifecycle, type ListedAuth, type ServerEntry } from "../kernel/settings.ts";
 import { createRedactor, safeText } from "../safety/text.ts";
 import { exposureOf, rootsOf, rootsText, targetOf } from "./describe.ts";
 import { alignColumns } from "./text.ts";
@@ -80,6 +80,11 @@ function formatList(document: ListDocument, config: EffectiveConfig, projectDir:
   return lines.map((line) => safeText(line, redact)).join("\n");
 }
 
+/** When the server runs: its own `lifecycle`, else the top-level one. */
+function lifecycleOf(config: EffectiveConfig, server: ServerEntry): Lifecycle {
+  return server.definition?.lifecycle ?? config.lifecycle;
+}
+
 /** How the AUTH column names each kind. */
 const AUTH_CELL: Readonly<Record<ListedAuth, string>> = { "oauth-on-demand": "oauth (on demand)", none: "none", bearer: "bearer", oauth: "oauth" };
 
@@ -97,7 +102,7 @@ function table(
       [
         server.name,
         server.scope,
-        server.masked ? "masked" : server.enabled ? "enabled" : "disabled",
+        server.masked ? "masked" : !server.enabled ? "disabled" : lifecycleOf(config, entry(server.name)) === "lazy" ? "enabled (lazy)" : "enabled",
         server.transport,
         AUTH_CELL[server.auth],
         server.storedAuth ? "yes" : "no",

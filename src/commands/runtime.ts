@@ -159,6 +159,8 @@ export function statusSummary(server: ConnectionStatus, now = Date.now()): strin
   if (server.state === "connected" && server.reusedAt !== undefined && server.connectedAt !== undefined) {
     parts.push(`reused from an earlier session, connected ${Math.round((now - server.connectedAt) / 1000)} s ago`);
   }
+  if (server.state === "idle") parts.push(`lazy: not running, ${server.tools} tools known; the first call starts it`);
+  else if (server.lazy) parts.push(`lazy: closed after ${Math.round(server.lazy.idleTimeoutMs / 1000)} s unused`);
   if (server.attempts > 0 && server.state !== "connected") parts.push(`attempt ${server.attempts}`);
   if (server.nextRetryAt !== undefined) parts.push(`next retry in ${Math.max(0, Math.round((server.nextRetryAt - now) / 1000))} s`);
   return parts.join(", ");

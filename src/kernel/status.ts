@@ -23,6 +23,8 @@ export interface ConnectionStatus {
   readonly pid?: number;
   /** When this session took the connection over from an earlier one (after /reload, /new, /resume, /fork). */
   readonly reusedAt?: number;
+  /** A lazy server (`lifecycle: "lazy"`): how long it may go unused before it is closed. */
+  readonly lazy?: { readonly idleTimeoutMs: number };
   /** The configured roots (`false`: none declared); absent when the server gets Pi's working folder. */
   readonly roots?: false | readonly string[];
 }

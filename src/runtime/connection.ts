@@ -288,6 +288,7 @@ export class ServerConnection implements LiveServer {
       ...(this.connectedAt !== undefined && { connectedAt: this.connectedAt }),
       ...(this.pid !== undefined && { pid: this.pid }),
       ...(this.reusedAt !== undefined && { reusedAt: this.reusedAt }),
+      ...(this.lifecycle === "lazy" && { lazy: { idleTimeoutMs: this.idleTimeoutMs } }),
       ...this.configuredRoots(),
     };
   }

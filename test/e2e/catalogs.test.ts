@@ -5,8 +5,8 @@ import { chmod, mkdir, readdir, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { fixtureEvents, fixturePath, startHttpFixture, type RunningServer } from "../helpers/servers.ts";
-import { isAlive } from "../helpers/host.ts";
-import { NODE, PI_VERSIONS, REPO_ROOT, runPi, startPiRpc, usePiHome, type FauxLogEntry, type PiRunResult } from "./harness/pi.ts";
+import { isAlive, until } from "../helpers/host.ts";
+import { mcpInRpc, NODE, PI_VERSIONS, REPO_ROOT, runPi, startPiRpc, usePiHome, type FauxLogEntry, type PiRunResult } from "./harness/pi.ts";
 
 const home = usePiHome();
 const CAPABILITY_PROBE = join(REPO_ROOT, "test/e2e/fixtures/capability-probe.ts");
@@ -270,4 +270,67 @@ describe("a replaced session (/reload, new session, fork)", () => {
       await rpc.close();
     }
   }, 90_000);
+});
+
+describe("a lazy server", () => {
+  const lazyServer = (toolsFile: string, events: string, extra: Record<string, unknown> = {}) => ({ ...catalogServer(toolsFile, events), lifecycle: "lazy", ...extra });
+  const starts = async (events: string) => (await fixtureEvents(events)).filter((event) => event.event === "start");
+
+  it("with a known catalog starts no process until the model calls one of its tools, then answers it; /mcp status and pi-mcp's list say it is lazy", async () => {
+    const events = join(home.home, "events.jsonl");
+    const tools = await offer("lazy", { label: "lazy", tools: [{ name: "look" }, { name: "find" }] });
+    await home.writeSettings({ mcp: { servers: { lz: lazyServer(tools, events), eager: catalogServer(await offer("eager", { label: "eager", tools: [{ name: "now" }] }), join(home.home, "eager.jsonl")) } } });
+    // No catalog yet: it connects once to have one.
+    await recordCatalogs();
+    expect(await starts(events)).toHaveLength(1);
+
+    const quiet = await run(["-p", "/mcp wait", "hi"], { script: [{ text: "ok" }] });
+    expect(quiet.code, quiet.stderr).toBe(0);
+    expect(quiet.stdout).toMatch(/lz: idle, lazy: not running, 2 tools known; the first call starts it/);
+    expect(mcpTools(quiet.requests[0])).toEqual(["mcp__eager__now", "mcp__lz__find", "mcp__lz__look"]);
+    expect(await starts(events)).toHaveLength(1); // nothing started it
+
+    const called = await run(["-p", "look"], { script: [{ toolCall: { name: "mcp__lz__look", arguments: { text: "here" } } }, { textFromLastToolResult: true, prefix: "got: " }] });
+    expect(called.code, called.stderr).toBe(0);
+    expect(called.stdout).toContain('got: lazy/look {"text":"here"}');
+    const [, second] = await starts(events);
+    expect((await fixtureEvents(events)).find((event) => event.event === "call")?.pid).toBe(second?.pid);
+
+    const listed = await run(["-p", "/mcp list"], { faux: false });
+    expect(listed.stdout).toMatch(/^lz\s+global\s+enabled \(lazy\)\s/m);
+    expect(listed.stdout).toMatch(/^eager\s+global\s+enabled\s+stdio/m);
+  });
+
+  it("closes after idleTimeoutMs without use, shows idle again, and the next call starts it anew", async () => {
+    const events = join(home.home, "events.jsonl");
+    const tools = await offer("lazy", { label: "lazy", tools: [{ name: "look" }] });
+    await home.writeSettings({ mcp: { servers: { lz: lazyServer(tools, events, { idleTimeoutMs: 1_500 }) } } });
+    const rpc = await startPiRpc({
+      home: home.home,
+      cwd: home.cwd,
+      extensions: [REPO_ROOT],
+      script: [{ toolCall: { name: "mcp__lz__look", arguments: { text: "one" } } }, { text: "first done" }, { toolCall: { name: "mcp__lz__look", arguments: { text: "two" } } }, { textFromLastToolResult: true, prefix: "got: " }],
+    });
+    try {
+      // No catalog yet: it connects once, then closes when it has been idle long enough.
+      await rpc.prompt("/mcp wait");
+      const [first] = await starts(events);
+      expect(first).toBeDefined();
+      await until(() => !isAlive(first!.pid), 30_000, () => "the idle lazy server was not closed");
+      expect(await mcpInRpc(rpc, "status")).toMatch(/lz: idle, lazy: not running, 1 tools known/);
+
+      await rpc.prompt("call it");
+      const called = await starts(events);
+      expect(called).toHaveLength(2);
+      await until(() => !isAlive(called[1]!.pid), 30_000, () => "the lazy server was not closed after its call");
+      expect(await mcpInRpc(rpc, "status")).toMatch(/lz: idle/);
+
+      await rpc.prompt("again");
+      const all = await starts(events);
+      expect(all).toHaveLength(3);
+      expect((await fixtureEvents(events)).filter((event) => event.event === "call").map((event) => event.pid)).toEqual([all[1]!.pid, all[2]!.pid]);
+    } finally {
+      await rpc.close();
+    }
+  }, 120_000);
 });

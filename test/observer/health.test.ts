@@ -79,6 +79,11 @@ describe("the footer", () => {
     expect(footerText(healthOf(invalid, []))).toBe("MCP 0/0 · invalid settings");
   });
 
+  it("counts lazy servers that are not running as lazy, not as busy or connected", () => {
+    const c = config();
+    expect(footerText(healthOf(c, [status("a", "idle"), status("b", "idle"), status("c", "connected"), status("d", "connecting"), status("tokened", "connected")]))).toBe("MCP 2/5 · 1 busy · 2 lazy");
+  });
+
   it("is set only when its text changes", () => {
     const f = fixture();
     const observer = f.observer();
