@@ -68,6 +68,30 @@ describe("a session with the settings of an earlier one", () => {
     expect(call?.pid).toBe(started.at(-1)?.pid);
   });
 
+  it("answers a call of a known tool whose server fails to start with the server's cause", async () => {
+    const events = join(home.home, "events.jsonl");
+    const tools = await offer("srv", { label: "srv", tools: [{ name: "ping" }] });
+    await home.writeSettings({ mcp: { retry: { maxRetries: 0 }, servers: { srv: catalogServer(tools, events) } } });
+    await recordCatalogs();
+    await offer("srv", { label: "srv", failStart: "cannot open the database /var/db/srv.sqlite", tools: [{ name: "ping" }] });
+    const second = await run(["-p", "go"], { script: [{ toolCall: { name: "mcp__srv__ping", arguments: {} } }, { textFromLastToolResult: true, prefix: "got: " }] });
+    expect(second.code, second.stderr).toBe(0);
+    expect(mcpTools(second.requests[0])).toEqual(["mcp__srv__ping"]);
+    expect(second.stdout).toMatch(/got: .*exited with code 3.*cannot open the database \/var\/db\/srv\.sqlite/s);
+  });
+
+  it("answers a call of a known tool whose server does not answer in connectTimeoutMs with that timeout, once it is over", async () => {
+    const events = join(home.home, "events.jsonl");
+    const tools = await offer("srv", { label: "srv", tools: [{ name: "ping" }] });
+    await home.writeSettings({ mcp: { retry: { maxRetries: 0 }, servers: { srv: { ...catalogServer(tools, events), connectTimeoutMs: 2_000 } } } });
+    await recordCatalogs();
+    await offer("srv", { label: "srv", startDelayMs: 120_000, tools: [{ name: "ping" }] });
+    const second = await run(["-p", "go"], { script: [{ toolCall: { name: "mcp__srv__ping", arguments: {} } }, { textFromLastToolResult: true, prefix: "got: " }] });
+    expect(second.code, second.stderr).toBe(0);
+    expect(second.stdout).toMatch(/got: .*took longer than 2000 ms \(connectTimeoutMs\)/s);
+    expect(second.durationMs).toBeLessThan(60_000);
+  });
+
   it("offers what the server lists now once it connected: unchanged tools stay, a changed one is registered again, a new one is added, a dropped one is withdrawn and its call fails saying so", async () => {
     const events = join(home.home, "events.jsonl");
     const tools = await offer("srv", { label: "v1", tools: [{ name: "keep" }, { name: "change", description: "Old words." }, { name: "drop" }] });
