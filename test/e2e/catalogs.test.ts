@@ -16,6 +16,8 @@ interface ToolSpec {
   readonly instructions?: string;
   /** How long the server waits before it answers anything (read at its start, so it can change between runs). */
   readonly startDelayMs?: number;
+  /** The server writes this to stderr and exits with code 3 at its start. */
+  readonly failStart?: string;
   readonly tools: readonly { name: string; description?: string }[];
 }
 
