@@ -55,7 +55,8 @@ export const testCommand: CommandSpec = {
     if (name !== undefined && entries.length === 0) throw new PiMcpError("not_found", `server "${name}" is not configured`);
     const servers = await Promise.all(entries.map((entry) => testServer(env, config, entry.name)));
     const ok = servers.every((server) => server.ok);
-    return { exitCode: ok ? 0 : 1, output: servers.map(formatTested).join("\n"), json: { servers }, report: true };
+    const output = servers.length > 0 ? servers.map(formatTested).join("\n") : `No enabled MCP servers to test (${env.surface === "cli" ? "pi-mcp" : "/mcp"} list shows the configured ones).`;
+    return { exitCode: ok ? 0 : 1, output, json: { servers }, report: true };
   },
 };
 

@@ -170,6 +170,17 @@ describe("usage errors exit 2", () => {
 });
 
 describe("test --all", () => {
+  it("with no enabled server says so in words (was an empty line); --json is an empty list; exit 0", async () => {
+    const box = sandbox();
+    await box.writeJson(box.globalSettings, { mcp: { servers: { off: { command: "node", enabled: false } } } });
+    const text = await piMcp(box, ["test", "--all"]);
+    expect(text.code, text.stderr).toBe(0);
+    expect(text.stdout).toBe("No enabled MCP servers to test (pi-mcp list shows the configured ones).\n");
+    const json = await piMcp(box, ["test", "--all", "--json"]);
+    expect(json.code).toBe(0);
+    expect(JSON.parse(json.stdout)).toEqual({ servers: [] });
+  });
+
   it("prints one report on stdout with every server, passing and failing, and exits 1 when any failed", async () => {
     const box = sandbox();
     const good = fixtureCommand("basic");
