@@ -1,10 +1,12 @@
 import type { ChildProcess } from "node:child_process";
 import { isAbsolute, resolve } from "node:path";
+import { StringDecoder } from "node:string_decoder";
 import { deserializeMessage, ReadBuffer, type JSONRPCMessage } from "@modelcontextprotocol/client";
 import { StdioClientTransport, type StdioServerParameters } from "@modelcontextprotocol/client/stdio";
 import { MessageTooLargeError, TransportClosedError } from "../../src/kernel/errors.ts";
 import { MAX_MESSAGE_BYTES } from "../../src/kernel/limits.ts";
-import { withoutLeadingFragment } from "../../src/safety/text.ts";
+import type { Redactor } from "../../src/kernel/types.ts";
+import { secretStartAtEnd, withoutLeadingFragment, withoutTrailingFragment } from "../../src/safety/text.ts";
 import { transportPlugin } from "./plugin.ts";
 
 const NEWLINE = 0x0a;
@@ -153,6 +155,54 @@ class InPlaceStdioTransport extends StdioClientTransport {
 const STDERR_TAIL_BYTES = 4096;
 
 /**
+ * A server's stderr on its way into the retained log and a failure's cause.
+ * What could be the beginning of a secret at the end of a line the server has
+ * not finished is held back until the rest arrives (then the whole secret is
+ * redacted) or the stream ends (then it shows as redacted): neither the log
+ * nor a cause ever quotes half a secret. A stream that ends inside a line
+ * gets its line ended, so what is logged next starts on a line of its own.
+ */
+export class StderrReader {
+  private readonly decoder = new StringDecoder("utf8");
+  private held = "";
+  private endsLine = true;
+  private tailText = "";
+
+  constructor(
+    private readonly write: (text: string) => void,
+    private readonly redact: Redactor,
+  ) {}
+
+  /** The end of what was passed on, raw (the host redacts, strips and cuts it). */
+  get tail(): string {
+    return this.tailText;
+  }
+
+  read(chunk: Buffer): void {
+    const text = this.held + this.decoder.write(chunk);
+    const start = secretStartAtEnd(text, this.redact);
+    this.held = text.slice(start);
+    this.pass(text.slice(0, start));
+  }
+
+  end(): void {
+    const rest = this.held + this.decoder.end();
+    this.held = "";
+    this.pass(withoutTrailingFragment(rest, this.redact));
+    if (!this.endsLine) this.pass("\n");
+  }
+
+  private pass(text: string): void {
+    if (text === "") return;
+    this.write(text);
+    this.endsLine = text.endsWith("\n");
+    // A tail cut inside a secret would keep its end, which no redaction recognises: that fragment goes now.
+    const joined = this.tailText + text;
+    this.tailText = joined.length > STDERR_TAIL_BYTES ? withoutLeadingFragment(joined.slice(-STDERR_TAIL_BYTES), this.redact) : joined;
+  }
+}
+
+/**
  * Local servers: the SDK's stdio transport. The child gets the SDK's minimal
  * environment plus the configured one (never Pi's whole environment), and its
  * stderr always drains into the server's retained log, never the terminal.
@@ -161,14 +211,9 @@ export const stdioTransportPlugin = () =>
   transportPlugin("transport-stdio", "stdio", (definition, context) => {
     const cwd = definition.cwd === undefined ? context.host.cwd : isAbsolute(definition.cwd) ? definition.cwd : resolve(context.host.cwd, definition.cwd);
     const transport = new InPlaceStdioTransport({ command: definition.command, args: [...definition.args], env: { ...definition.environment }, cwd, stderr: "pipe" }, MAX_MESSAGE_BYTES);
-    let stderrTail = "";
-    transport.stderr?.on("data", (chunk: Buffer) => {
-      const text = chunk.toString("utf8");
-      context.log(text);
-      // A tail cut inside a secret would keep its end, which no redaction recognises: that fragment goes now.
-      const joined = stderrTail + text;
-      stderrTail = joined.length > STDERR_TAIL_BYTES ? withoutLeadingFragment(joined.slice(-STDERR_TAIL_BYTES), context.host.redact) : joined;
-    });
+    const stderr = new StderrReader((text) => context.log(text), context.host.redact);
+    transport.stderr?.on("data", (chunk: Buffer) => stderr.read(chunk));
+    transport.stderr?.on("end", () => stderr.end());
     transport.stderr?.on("error", (error: Error) => context.log(`[pi-mcp] reading the server's stderr failed: ${error.message}\n`));
-    return { transport, evidence: () => ({ ...(transport.exit && { exit: transport.exit }), ...(stderrTail && { stderrTail }) }) };
+    return { transport, evidence: () => ({ ...(transport.exit && { exit: transport.exit }), ...(stderr.tail && { stderrTail: stderr.tail }) }) };
   });

@@ -133,10 +133,34 @@ function expandIn<T>(file: string, value: T, env: NodeJS.ProcessEnv, path: reado
   return expanded;
 }
 
-/** Credentials written literally in settings are as secret as expanded ones. */
+/**
+ * Credentials written literally in settings are as secret as expanded ones:
+ * what a remote server is sent as credentials (header values, and the
+ * credential after a header's scheme word, a bearer token, a client secret, a
+ * URL's password), which a server's error page or an HTTP library's message
+ * may quote back. Literal environment values stay visible: a local server is
+ * not sent them over the network, and words such as a mode name would vanish
+ * from every message (`get` still masks them).
+ */
 function rememberCredentials(server: RawServer, secrets: Set<string>): void {
+  for (const value of Object.values(server.headers ?? {})) {
+    secrets.add(value);
+    const credential = /^[A-Za-z][\w-]*\s+(\S.*)$/s.exec(value.trim())?.[1];
+    if (credential) secrets.add(credential);
+  }
   if (server.auth?.type === "bearer") secrets.add(server.auth.token);
   if (server.auth?.type === "oauth" && server.auth.clientSecret) secrets.add(server.auth.clientSecret);
+  const password = server.url ? URL.parse(server.url)?.password : undefined;
+  if (password) secrets.add(password).add(safeDecode(password));
+}
+
+/** A percent-encoded URL part as written, decoded (as it is when a URL's password is sent). */
+function safeDecode(text: string): string {
+  try {
+    return decodeURIComponent(text);
+  } catch {
+    return text;
+  }
 }
 
 const AUTH_KINDS: readonly AuthKind[] = ["none", "bearer", "oauth"];

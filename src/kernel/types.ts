@@ -12,6 +12,8 @@ export interface Redactor {
   readonly secrets?: readonly string[];
   /** The length of the longest text it replaces: a cut-off text can start with at most this many characters minus one of a secret. */
   readonly reach?: number;
+  /** Every text it replaces (each secret in each of its forms), longest first. */
+  readonly forms?: readonly string[];
 }
 
 /** What a host (one Pi session, or one CLI run) knows about its surroundings. */
@@ -56,6 +58,8 @@ export interface ServerLog {
   readonly bytes: number;
   /** How many older bytes were dropped to stay within the limit. */
   readonly droppedBytes: number;
+  /** Whether its text is empty or ends with a line break (what is appended next starts a line). */
+  readonly endsLine: boolean;
 }
 
 export type ClientCapabilitiesDraft = ClientCapabilities;

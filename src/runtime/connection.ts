@@ -352,7 +352,8 @@ export class ServerConnection implements LiveServer {
     this.attempts++;
     this.nextRetryAt = undefined;
     // /mcp logs shows where each attempt begins.
-    this.log.append(`[pi-mcp] ── connection attempt ${this.attempts} at ${new Date().toISOString()} ──\n`);
+    // On a line of its own, even after a server line that did not end (a process that stopped mid-line).
+    this.log.append(`${this.log.endsLine ? "" : "\n"}[pi-mcp] ── connection attempt ${this.attempts} at ${new Date().toISOString()} ──\n`);
     this.closeCauseValue = undefined;
     this.setState("connecting");
     const started: StartedParts = {};
@@ -671,11 +672,9 @@ export class ServerConnection implements LiveServer {
     this.catalogValue.resources = undefined;
     this.transport = undefined;
     this.pid = undefined;
-    if (!client) return;
-    // Closing on purpose is not a lost connection: no retry may start from it.
-    client.onclose = undefined;
+    // Closing on purpose is not a lost connection: no retry may start from it (closeParts unhooks onclose).
     // During the handshake the SDK's client does not own the transport yet (its close leaves it open): closed here too.
-    await closeParts({ client, ...(transport && { transport }) });
+    await closeParts({ ...(client && { client }), ...(transport && { transport }) });
   }
 
   private live(generation: number): LiveConnection {

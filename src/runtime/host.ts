@@ -152,6 +152,7 @@ export class McpHost<K extends PluginKernel = PluginKernel> implements PluginHos
     const redact = Object.defineProperties((text: string) => this.currentRedact(text), {
       secrets: { get: () => this.currentRedact.secrets },
       reach: { get: () => this.currentRedact.reach },
+      forms: { get: () => this.currentRedact.forms },
     }) as Redactor;
     this.contextValue = { ...context, redact };
     this.results = new HostResults(kernel, () => this.contextValue);

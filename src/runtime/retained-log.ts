@@ -11,6 +11,7 @@ export class RetainedLog implements ServerLog {
   private chunks: Buffer[] = [];
   private size = 0;
   private dropped = 0;
+  private lastByte = 0x0a;
   private readonly listeners = new Set<() => void>();
 
   constructor(private readonly limit = RETAINED_LOG_BYTES) {}
@@ -21,6 +22,8 @@ export class RetainedLog implements ServerLog {
       this.dropped += chunk.length - this.limit;
       chunk = chunk.subarray(chunk.length - this.limit);
     }
+    if (chunk.length === 0) return;
+    this.lastByte = chunk[chunk.length - 1]!;
     this.chunks.push(chunk);
     this.size += chunk.length;
     for (const listener of this.listeners) listener();
@@ -52,6 +55,10 @@ export class RetainedLog implements ServerLog {
 
   get bytes(): number {
     return this.size;
+  }
+
+  get endsLine(): boolean {
+    return this.lastByte === 0x0a;
   }
 
   /** How many older bytes were discarded to stay within the limit. */

@@ -8,12 +8,52 @@ const MIN_SECRET_LENGTH = 4;
  * Every way a secret can look in text a person is shown: as written, as it
  * looks once terminal controls are stripped (a trailing `\r` from a `.env`
  * edited on Windows, a header value with `\r\n`; trimmed too, as an HTTP
- * header value arrives), and JSON-escaped (an SDK message that quotes a
- * server's answer with JSON.stringify).
+ * header value arrives), JSON-escaped (an SDK message that quotes a server's
+ * answer with JSON.stringify), and percent-encoded as each part of a URL
+ * encodes it (a `${PW}` in a URL's user info, a `?key=${KEY}` a server
+ * echoes, a value a server passed through encodeURIComponent).
  */
 function secretForms(value: string): string[] {
   const stripped = stripTerminalControls(value);
-  return [value, stripped, stripped.trim(), JSON.stringify(value).slice(1, -1), JSON.stringify(stripped).slice(1, -1)];
+  const written = [value, stripped, stripped.trim()];
+  return [...written, JSON.stringify(value).slice(1, -1), JSON.stringify(stripped).slice(1, -1), ...written.flatMap(percentEncodedForms)];
+}
+
+/** A value as each URL part and encoder percent-encodes it, in upper- and lower-case hex. */
+function percentEncodedForms(value: string): string[] {
+  const url = new URL("http://host/");
+  url.username = value;
+  url.password = value;
+  url.hash = value;
+  const path = new URL("http://host/");
+  path.pathname = `/${value}`;
+  const encoded = [
+    safeEncode(encodeURIComponent, value),
+    safeEncode(encodeURI, value),
+    url.username,
+    url.password,
+    url.hash.slice(1),
+    path.pathname.slice(1),
+    new URLSearchParams({ k: value }).toString().slice(2),
+    encodeSearch(value),
+  ];
+  return encoded.flatMap((form) => [form, form.replace(/%[0-9A-F]{2}/g, (escape) => escape.toLowerCase())]).filter((form) => form !== value);
+}
+
+/** How a URL's query (`?…`) encodes a value written into it. */
+function encodeSearch(value: string): string {
+  const url = new URL("http://host/");
+  url.search = value;
+  return url.search.replace(/^\?/, "");
+}
+
+/** encodeURI(Component), or "" for a value they refuse (a lone surrogate). */
+function safeEncode(encode: (text: string) => string, value: string): string {
+  try {
+    return encode(value);
+  } catch {
+    return "";
+  }
 }
 
 /**
@@ -29,7 +69,7 @@ export function createRedactor(secrets: Iterable<string>, base?: Redactor): Reda
     for (const form of forms) if (out.includes(form)) out = out.split(form).join(REDACTED);
     return out;
   };
-  return Object.assign(redact, { secrets: given, reach: forms[0]?.length ?? 0 });
+  return Object.assign(redact, { secrets: given, forms, reach: forms[0]?.length ?? 0 });
 }
 
 // CSI (ESC [ or 8-bit CSI, ... final), OSC (ESC ] ... BEL or ST; 8-bit OSC up to the next control),
@@ -103,7 +143,34 @@ export function safeTail(text: string, redact: Redactor, limits: TailLimits, hea
 export function withoutLeadingFragment(text: string, redact: Redactor): string {
   const rest = text.slice(Math.max(0, (redact.reach ?? 0) - 1));
   const newline = rest.indexOf("\n");
-  return newline === -1 ? rest : rest.slice(newline + 1);
+  // From the next line on, unless that leaves nothing (a log that holds only the end of one long line keeps it).
+  return newline === -1 || newline === rest.length - 1 ? rest : rest.slice(newline + 1);
+}
+
+/**
+ * Where the start of a secret may begin at the end of unfinished text (a
+ * stream that has not written the rest of its line yet): the index of the
+ * longest trailing piece that is the beginning of a secret form, or
+ * `text.length` when there is none. What comes from there is held back
+ * until the text goes on, or shown as {@link REDACTED} when it never does.
+ */
+export function secretStartAtEnd(text: string, redact: Redactor): number {
+  let start = text.length;
+  for (const form of redact.forms ?? []) {
+    for (let length = Math.min(form.length - 1, text.length); length > text.length - start; length--) {
+      if (text.endsWith(form.slice(0, length))) {
+        start = text.length - length;
+        break;
+      }
+    }
+  }
+  return start;
+}
+
+/** Unfinished text that will not go on: a trailing beginning of a secret (at least as long as a secret can be) is shown as redacted. */
+export function withoutTrailingFragment(text: string, redact: Redactor): string {
+  const start = secretStartAtEnd(text, redact);
+  return text.length - start >= MIN_SECRET_LENGTH ? `${text.slice(0, start)}${REDACTED}` : text;
 }
 
 function withoutBrokenPair(text: string): string {

@@ -65,4 +65,19 @@ describe("retained-log files", () => {
     expect(onDisk).toContain(`soon secret: ${REDACTED}`);
     expect(await logsShown(h, "talker")).toBe(`== talker ==\n${onDisk}`);
   });
+
+  it("keep the newest 256 KiB of one stderr line longer than that, and /mcp logs names the file when it shows only the end", async () => {
+    const talker = fixtureServer("logger", { TOKEN: "${LOG_TEST_SECRET}" });
+    const h = await startHost({ talker }, { env });
+    await h.waitForState("talker", "connected");
+    const line = `long:${"y".repeat(300 * 1024)}:end-of-line`;
+    await h.call("mcp__talker__say", { text: line, to: "stderr" });
+    const file = retainedLogPath(h.privateDir, "talker");
+    const onDisk = await fileWith(file, ":end-of-line");
+    expect(onDisk.length).toBeGreaterThan(250 * 1024);
+    expect(onDisk).toMatch(/^y+:end-of-line\n$/);
+    const shown = await logsShown(h, "talker");
+    expect(shown.startsWith(`[older lines not shown; retained logs: ${file}]\n`)).toBe(true);
+    expect(shown).toMatch(/y+:end-of-line\n$/);
+  });
 });

@@ -272,7 +272,7 @@ export async function startHost(servers: Record<string, RawDefinition>, options:
  * Server processes (fixtures, server-everything) that are children of this
  * test process: what a stopped host must not leave behind.
  */
-export function childServers(): string[] {
+export function childServers(pattern: RegExp = /test\/fixtures\/servers|server-everything/): string[] {
   let listing = "";
   try {
     listing = execFileSync("ps", ["-o", "pid=,args=", "--ppid", String(process.pid)], { encoding: "utf8" });
@@ -282,7 +282,20 @@ export function childServers(): string[] {
   return listing
     .split("\n")
     .map((line) => line.trim())
-    .filter((line) => /test\/fixtures\/servers|server-everything/.test(line));
+    .filter((line) => pattern.test(line));
+}
+
+/** Kills the server processes of this test process that match `pattern` (left over by a failing test or a leak) and says which they were. */
+export function killChildServers(pattern?: RegExp): string[] {
+  const left = childServers(pattern);
+  for (const line of left) {
+    try {
+      process.kill(Number(line.split(" ")[0]), "SIGKILL");
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return left;
 }
 
 /** All the text of an outcome, joined by newlines. */

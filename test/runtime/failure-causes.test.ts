@@ -17,9 +17,15 @@ import { attentionNotices } from "../../plugins/observer/health.ts";
 import { STDERR_LINE_CHARS, STDERR_TAIL_LINES } from "../../src/runtime/explain.ts";
 import { createRedactor } from "../../src/safety/text.ts";
 import { freePort, nodePath } from "../helpers/servers.ts";
-import { childServers, fixtureServer, piEnvironment, startHost, stopAllHosts } from "../helpers/host.ts";
+import { childServers, fixtureServer, killChildServers, piEnvironment, startHost, stopAllHosts } from "../helpers/host.ts";
 
 const SECRET = "s3cr3t-Stderr-Value-77";
+/** A secret that URL encoding changes (space, @, +, =, non-ASCII) but that stays inside the URL part it is written in. */
+const URL_SECRET = "hunter2 p@ss+=é!";
+/** Every spelling of URL_SECRET an HTTP library or a server could quote (and the parts that tell it). */
+const URL_SECRET_SPELLINGS = [URL_SECRET, encodeURIComponent(URL_SECRET), encodeURI(URL_SECRET), "hunter2%20p", "hunter2+p", "p%40ss", "%C3%A9", "%c3%a9"];
+/** The server processes these tests start: `node -e …` scripts, fixtures, and programs in the test's folder. */
+const STARTED = /\s-e\s|test\/fixtures\/servers|pi-mcp-causes-/;
 // eslint-disable-next-line no-control-regex
 const CONTROLS = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/;
 
@@ -32,14 +38,17 @@ beforeEach(async () => {
 });
 afterEach(async () => {
   await stopAllHosts();
+  // Every process a test started is gone once its host stopped; one that is not fails the test, and is killed all the same.
+  const left = killChildServers(STARTED);
   await Promise.all(servers.splice(0).map((server) => new Promise((resolve) => server.close(resolve))));
   await rm(root, { recursive: true, force: true });
+  expect(left).toEqual([]);
 });
 
 /** Runs `pi-mcp test --all --json` (the command core, as the CLI does) over these servers. */
 async function tested(definitions: Record<string, unknown>, connectTimeoutMs = 8_000): Promise<Record<string, TestedServer>> {
   await writeFile(join(root, "agent", "settings.json"), JSON.stringify({ mcp: { connectTimeoutMs, servers: definitions } }));
-  const env = { PATH: process.env.PATH ?? "", HOME: root, PI_CODING_AGENT_DIR: join(root, "agent"), CAUSE_SECRET: SECRET };
+  const env = { PATH: process.env.PATH ?? "", HOME: root, PI_CODING_AGENT_DIR: join(root, "agent"), CAUSE_SECRET: SECRET, URL_SECRET };
   const result = await runCommandLine(commandsFor("cli", runtimeCommands()), ["test", "--all", "--json"], cliCommandEnvironment(join(root, "project"), env, async () => createKernel()));
   const list = (result.json as { servers: TestedServer[] }).servers;
   return Object.fromEntries(list.map((server) => [server.name, server]));
@@ -48,11 +57,12 @@ async function tested(definitions: Record<string, unknown>, connectTimeoutMs = 8
 /** A stdio server that runs `script` with Node. */
 const node = (script: string, extra: Record<string, unknown> = {}) => ({ command: nodePath(), args: ["-e", script], ...extra });
 
-/** A loopback HTTP server that answers every request with `status`. */
-async function answering(status: number): Promise<string> {
-  const server = createServer((_request, response) => {
+/** A loopback HTTP server that answers every request with `status`; `echo` sends back the request line and headers (as a debugging proxy's error page does). */
+async function answering(status: number, echo = false): Promise<string> {
+  const server = createServer((request, response) => {
     response.statusCode = status;
-    response.end("not here");
+    const headers = Object.entries(request.headers).map(([name, value]) => `${name}: ${String(value)}`);
+    response.end(echo ? `${request.method} ${request.url}\n${headers.join("\n")}` : "not here");
   });
   servers.push(server);
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
@@ -67,7 +77,7 @@ describe("a stdio server that exits while connecting", () => {
     expect(result.gone!.ok).toBe(false);
     expect(result.gone!.error).toMatch(/^the server process exited with code 1 while connecting; its last stderr lines: Error: Cannot find module '.*server\.js'/);
     expect(result.gone!.error).not.toMatch(/negotiation|probe/i);
-    expect(childServers()).toEqual([]);
+    expect(childServers(STARTED)).toEqual([]);
   });
 
   it("quotes at most a few stderr lines, each bounded, redacted and free of terminal controls", async () => {
@@ -145,7 +155,7 @@ describe("a connect timeout", () => {
         "its last stderr line: npm WARN exec The following package was not found and will be installed: @acme/slow-server. " +
         "A server that needs longer to start (a first `npx -y` run downloads its package) needs a higher connectTimeoutMs in its definition",
     );
-    expect(childServers()).toEqual([]);
+    expect(childServers(STARTED)).toEqual([]);
   });
 });
 
@@ -166,5 +176,65 @@ describe("/mcp logs", () => {
     const sections = output.split(/^\[pi-mcp\] ── connection attempt \d+ at \S+ ──$/m).slice(1);
     expect(sections).toHaveLength(3);
     for (const section of sections) expect(section).toMatch(/starting, pid \d+/);
+  });
+});
+
+describe("secrets in causes", () => {
+  it("a resolved value is redacted in every percent-encoded form a URL gives it (user info, path, query), also when a server echoes the request", async () => {
+    const echoing = await answering(404, true);
+    // One server per run: a run's redactor knows only its own settings' values.
+    const causes = [
+      (await tested({ userinfo: { url: `http://user:\${URL_SECRET}@127.0.0.1:${await freePort()}/mcp`, auth: { type: "none" } } })).userinfo!.error!,
+      (await tested({ path: { url: `${echoing}/\${URL_SECRET}`, auth: { type: "none" } } })).path!.error!,
+      (await tested({ query: { url: `${echoing}?key=\${URL_SECRET}`, auth: { type: "none" } } })).query!.error!,
+    ];
+    expect(causes[0]).toMatch(/includes credentials: http:\/\/user:‹redacted›@127\.0\.0\.1/);
+    expect(causes[1]).toMatch(/^the server answered HTTP 404 Not Found \(.*POST \/mcp\/‹redacted›\n/);
+    expect(causes[2]).toMatch(/^the server answered HTTP 404 Not Found \(.*POST \/mcp\?key=‹redacted›\n/);
+    for (const cause of causes) for (const spelling of URL_SECRET_SPELLINGS) expect(cause).not.toContain(spelling);
+  });
+
+  it("credentials written literally (a header value, the token after its scheme, a URL's password) are redacted like expanded ones", async () => {
+    const echoing = await answering(404, true);
+    const result = await tested({
+      header: { url: echoing, headers: { Authorization: "Bearer literal-token-xyz", "X-Api-Key": "literal-key-123" }, auth: { type: "none" } },
+      broken: { url: echoing, headers: { "X-Key": "literal-secret\nInjected: 1" }, auth: { type: "none" } },
+      password: { url: `http://user:literal%20pw%40x@127.0.0.1:${await freePort()}/mcp`, auth: { type: "none" } },
+    });
+    expect(result.header!.error).toMatch(/^the server answered HTTP 404/);
+    const text = JSON.stringify(result);
+    for (const literal of ["literal-token-xyz", "literal-key-123", "literal-secret", "literal%20pw%40x", "literal pw@x"]) expect(text).not.toContain(literal);
+    expect(result.header!.error).toContain("‹redacted›");
+  });
+
+  it("the stderr tail and the retained log never quote the half of a secret a server had written when its attempt failed", async () => {
+    // Half the secret on stderr, no newline; initialize refused; the rest never comes (the process is closed first).
+    const script = [
+      "const s = process.env.S; process.stderr.write('stderr-start ' + s.slice(0, 11));",
+      "process.stdin.on('data', (d) => { for (const line of String(d).split('\\n').filter(Boolean)) { const m = JSON.parse(line);",
+      "  if (m.method === 'initialize') process.stdout.write(JSON.stringify({ jsonrpc: '2.0', id: m.id, error: { code: -32603, message: 'init refused' } }) + '\\n'); } });",
+    ].join("\n");
+    const h = await startHost({ split: node(script, { environment: { S: "${CAUSE_SECRET}" } }) }, { retry: { maxRetries: 1, initialDelayMs: 20 }, env: { ...process.env, CAUSE_SECRET: SECRET } });
+    const status = await h.waitForState("split", "failed");
+    expect(status.cause).toContain("init refused");
+    expect(status.cause).not.toContain(SECRET.slice(0, 4));
+    const logs = h.host.kernelInstance.commands.find((command) => command.name === "logs")!;
+    const { output } = await logs.run({ positionals: ["split"], options: {}, rest: undefined }, piEnvironment(h));
+    expect(output).not.toContain(SECRET.slice(0, 4));
+    // The unfinished line is ended (shown redacted) when its process closes, and the next attempt's separator starts a line of its own.
+    expect(output).toMatch(/^stderr-start ‹redacted›\n\[pi-mcp\] ── connection attempt 2 /m);
+  });
+
+  it("a secret whose halves arrive in separate stderr writes is redacted whole in the log", async () => {
+    const script = [
+      "const s = process.env.S; process.stderr.write('first ' + s.slice(0, 9));",
+      "setImmediate(() => process.stderr.write(s.slice(9) + ' rest\\n', () => process.exit(4)));",
+    ].join("\n");
+    const h = await startHost({ halves: node(script, { environment: { S: "${CAUSE_SECRET}" } }) }, { retry: { maxRetries: 0 }, env: { ...process.env, CAUSE_SECRET: SECRET } });
+    const status = await h.waitForState("halves", "failed");
+    expect(status.cause).toMatch(/exited with code 4 while connecting; its last stderr line: first ‹redacted› rest$/);
+    const logs = h.host.kernelInstance.commands.find((command) => command.name === "logs")!;
+    const { output } = await logs.run({ positionals: ["halves"], options: {}, rest: undefined }, piEnvironment(h));
+    expect(output).toContain("first ‹redacted› rest\n");
   });
 });
