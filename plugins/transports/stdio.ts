@@ -5,6 +5,7 @@ import { deserializeMessage, ReadBuffer, type JSONRPCMessage } from "@modelconte
 import { StdioClientTransport, type StdioServerParameters } from "@modelcontextprotocol/client/stdio";
 import { MessageTooLargeError, TransportClosedError } from "../../src/kernel/errors.ts";
 import { MAX_MESSAGE_BYTES } from "../../src/kernel/limits.ts";
+import { withDeadline } from "../../src/kernel/async.ts";
 import type { Redactor } from "../../src/kernel/types.ts";
 import { secretStartAtEnd, withoutLeadingFragment, withoutTrailingFragment } from "../../src/safety/text.ts";
 import { transportPlugin } from "./plugin.ts";
@@ -106,9 +107,16 @@ class InPlaceStdioTransport extends StdioClientTransport {
   /** Whether the server has written anything to its stdout (it has started, and may have work to finish). */
   private answered = false;
 
-  constructor(server: StdioServerParameters, maxMessageBytes: number) {
-    super(server);
+  private readonly stderrReader: StderrReader;
+  private readonly stderrEnded: Promise<void>;
+
+  constructor(server: StdioServerParameters, maxMessageBytes: number, stderrReader: StderrReader) {
+    super({ ...server, stderr: "pipe" });
     this.sdkInternals()._readBuffer = new LinearReadBuffer(maxMessageBytes);
+    this.stderrReader = stderrReader;
+    const stderr = this.stderr;
+    stderr?.on("data", (chunk: Buffer) => stderrReader.read(chunk));
+    this.stderrEnded = new Promise((resolve) => stderr?.once("end", resolve));
   }
 
   override async start(): Promise<void> {
@@ -143,6 +151,10 @@ class InPlaceStdioTransport extends StdioClientTransport {
       child.once("exit", () => clearTimeout(kill));
     }
     await super.close();
+    // What the process wrote last is in its log before anything that follows (the next attempt's separator).
+    // Bounded: a grandchild holding the pipe open must not hold the close up.
+    await withDeadline(this.stderrEnded, STDERR_END_GRACE_MS, () => new Error("stderr still open")).catch(() => undefined);
+    this.stderrReader.end();
   }
 
   /** The SDK's (TypeScript-private) read buffer and child process: the seams this class uses. */
@@ -150,6 +162,9 @@ class InPlaceStdioTransport extends StdioClientTransport {
     return this as unknown as { _readBuffer: ReadBuffer; _process?: ChildProcess };
   }
 }
+
+/** How long a closed server's stderr may stay open (a grandchild holding it) before its log is finished without it. */
+const STDERR_END_GRACE_MS = 1_000;
 
 /** How much of a server's newest stderr is kept for a failure's cause. */
 const STDERR_TAIL_BYTES = 4096;
@@ -210,9 +225,8 @@ export class StderrReader {
 export const stdioTransportPlugin = () =>
   transportPlugin("transport-stdio", "stdio", (definition, context) => {
     const cwd = definition.cwd === undefined ? context.host.cwd : isAbsolute(definition.cwd) ? definition.cwd : resolve(context.host.cwd, definition.cwd);
-    const transport = new InPlaceStdioTransport({ command: definition.command, args: [...definition.args], env: { ...definition.environment }, cwd, stderr: "pipe" }, MAX_MESSAGE_BYTES);
     const stderr = new StderrReader((text) => context.log(text), context.host.redact);
-    transport.stderr?.on("data", (chunk: Buffer) => stderr.read(chunk));
+    const transport = new InPlaceStdioTransport({ command: definition.command, args: [...definition.args], env: { ...definition.environment }, cwd }, MAX_MESSAGE_BYTES, stderr);
     transport.stderr?.on("end", () => stderr.end());
     transport.stderr?.on("error", (error: Error) => context.log(`[pi-mcp] reading the server's stderr failed: ${error.message}\n`));
     return { transport, evidence: () => ({ ...(transport.exit && { exit: transport.exit }), ...(stderr.tail && { stderrTail: stderr.tail }) }) };

@@ -213,6 +213,7 @@ describe("secrets in causes", () => {
       "const s = process.env.S; process.stderr.write('stderr-start ' + s.slice(0, 11));",
       "process.stdin.on('data', (d) => { for (const line of String(d).split('\\n').filter(Boolean)) { const m = JSON.parse(line);",
       "  if (m.method === 'initialize') process.stdout.write(JSON.stringify({ jsonrpc: '2.0', id: m.id, error: { code: -32603, message: 'init refused' } }) + '\\n'); } });",
+      "process.stdin.on('end', () => process.exit(0));",
     ].join("\n");
     const h = await startHost({ split: node(script, { environment: { S: "${CAUSE_SECRET}" } }) }, { retry: { maxRetries: 1, initialDelayMs: 20 }, env: { ...process.env, CAUSE_SECRET: SECRET } });
     const status = await h.waitForState("split", "failed");
