@@ -14,8 +14,13 @@ import { JSON_OPTION } from "./parse.ts";
 
 export { wrapColumns } from "./text.ts";
 
+/** The optional lists that failed for a server that connected (a symbol: shown in the text, not part of the `test --json` document). */
+export const LIST_PROBLEMS: unique symbol = Symbol("list problems");
+
 /** One server in the `test --json` document (a contract, documented in the README). */
+
 export interface TestedServer {
+  readonly [LIST_PROBLEMS]?: readonly string[];
   readonly name: string;
   readonly ok: boolean;
   readonly protocolVersion: string | null;
@@ -88,8 +93,10 @@ export async function testServer(env: CommandEnvironment, config: EffectiveConfi
     const connection = host.connection(name)!;
     const status = connection.status();
     if (status.state !== "connected") return failed(name, connectMs, status.cause ?? status.state);
-    const counts = await connection.catalogCounts();
+    const problems: string[] = [];
+    const counts = await connection.catalogCounts((problem) => problems.push(problem));
     return {
+      ...(problems.length > 0 && { [LIST_PROBLEMS]: problems }),
       name,
       ok: true,
       protocolVersion: status.protocolVersion ?? null,
@@ -113,7 +120,10 @@ function failed(name: string, connectMs: number, error: string): TestedServer {
 export function formatTested(server: TestedServer): string {
   if (!server.ok) return `✗ ${server.name}: ${server.error} (${server.connectMs} ms)`;
   const info = server.serverInfo ? `${server.serverInfo.name} ${server.serverInfo.version}` : "unknown server";
-  return `✓ ${server.name}: ${info}, protocol ${server.protocolVersion}, ${server.tools} tools, ${server.resources} resources, ${server.resourceTemplates} templates, ${server.prompts} prompts (${server.connectMs} ms)`;
+  const line = `✓ ${server.name}: ${info}, protocol ${server.protocolVersion}, ${server.tools} tools, ${server.resources} resources, ${server.resourceTemplates} templates, ${server.prompts} prompts (${server.connectMs} ms)`;
+  // Pi keeps such a server too: only that listing fails there.
+  const problems = server[LIST_PROBLEMS] ?? [];
+  return problems.length === 0 ? line : `${line}\n  counted 0 (Pi keeps the server; only this listing fails): ${problems.join("; ")}`;
 }
 
 function requireRuntime(env: CommandEnvironment): RuntimeControl {

@@ -576,14 +576,21 @@ export class ServerConnection implements LiveServer {
   /**
    * Complete catalog sizes for `test`: every page of each list the server
    * supports (resources and templates from the connection's catalog). A list
-   * the server does not implement counts zero; one that fails names itself.
+   * the server does not implement counts zero; so does one that fails, as in
+   * Pi (the server and its tools stay usable, only that listing fails), and
+   * `failed` hears why, in words that name the method.
    */
-  async catalogCounts(): Promise<{ tools: number; resources: number; resourceTemplates: number; prompts: number }> {
+  async catalogCounts(failed: (problem: string) => void = () => undefined): Promise<{ tools: number; resources: number; resourceTemplates: number; prompts: number }> {
     const client = this.requireClient();
+    const counted = (list: Promise<readonly CatalogItem[]>) =>
+      list.catch((error: unknown) => {
+        failed(safeText(describeError(error), this.host.redact));
+        return [];
+      });
     const [resources, resourceTemplates, prompts] = await Promise.all([
-      this.resourceList("resources/list"),
-      this.resourceList("resources/templates/list"),
-      client.getServerCapabilities()?.prompts ? this.listOptional(client, "prompts/list") : [],
+      counted(this.resourceList("resources/list")),
+      counted(this.resourceList("resources/templates/list")),
+      counted(client.getServerCapabilities()?.prompts ? this.listOptional(client, "prompts/list") : Promise.resolve([])),
     ]);
     return { tools: this.catalogValue.tools.length, resources: resources.length, resourceTemplates: resourceTemplates.length, prompts: prompts.length };
   }

@@ -9,7 +9,7 @@ import { cliCommandEnvironment } from "../../src/commands/environment.ts";
 import type { TestedServer } from "../../src/commands/runtime.ts";
 import { createKernel, runtimeCommands, type KernelOptions } from "../../src/composition.ts";
 import type { KernelPlugin } from "../../src/kernel/kernel.ts";
-import { childServers, everythingStdio, startHost } from "../helpers/host.ts";
+import { childServers, everythingStdio, fixtureServer, startHost, stopAllHosts, textOf } from "../helpers/host.ts";
 import { nodePath } from "../helpers/servers.ts";
 
 const SECRET = "s3cr3t-Value-9f27c1";
@@ -24,6 +24,7 @@ beforeEach(async () => {
   await mkdir(join(root, "project"));
 });
 afterEach(async () => {
+  await stopAllHosts();
   await rm(root, { recursive: true, force: true });
 });
 
@@ -125,4 +126,19 @@ it("reports a server masked by the project settings as not testable instead of f
   expect(result.exitCode).toBe(1);
   expect(result.servers).toEqual([expect.objectContaining({ name: "everything", ok: false, error: expect.stringMatching(/^masked by the project settings/) })]);
   expect(childServers()).toEqual([]);
+});
+
+it("agrees with Pi about a server whose optional list fails with an error other than -32601: connected, that list counted 0 and named", async () => {
+  const server = fixtureServer("resource-catalog", { FIXTURE_LIST_ERROR: "-32603" });
+  const json = await runTest(["test", "lists", "--json"], { lists: server });
+  expect(json.exitCode).toBe(0);
+  expect(json.servers).toEqual([expect.objectContaining({ name: "lists", ok: true, tools: 3, resources: 0, error: null })]);
+  const text = await runTest(["test", "lists"], { lists: server });
+  expect(text.exitCode).toBe(0);
+  expect(text.output).toMatch(/^✓ lists: fixture-resource-catalog 1\.0\.0, .*3 tools, 0 resources/);
+  expect(text.output).toMatch(/\n {2}counted 0 .*lists resources\/list.*the resource index is unavailable/);
+  // The same server in a Pi host: connected, its tools work.
+  const h = await startHost({ lists: server });
+  expect((await h.waitForState("lists", "connected")).tools).toBe(3);
+  expect(textOf(await h.call("mcp__lists__counts"))).toContain('"resources/list":');
 });
