@@ -73,6 +73,12 @@ async function overview(style: HelpStyle): Promise<string> {
   return overviewHelp(specs, "cli", OVERVIEW, style);
 }
 
+/** citty's words for a problem, with a missing argument named as help and `/mcp` name it (`missing <server>`, not `SERVER`). */
+function cittyProblem(message: string): string {
+  const missing = /^Missing required positional argument: (\S+)$/.exec(message);
+  return stripTerminalControls(missing ? `missing <${missing[1]!.toLowerCase()}>` : message);
+}
+
 /**
  * Runs one command line and says what to print; writes nothing itself except
  * what a command shows while it runs (`auth` prints its URL, then waits).
@@ -111,7 +117,7 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<CliOut
     return result as CliOutcome;
   } catch (error) {
     // citty's own parse errors (a missing argument, a value an option does not take) are usage errors.
-    if (error instanceof Error && error.name === "CLIError") return text(failure(usage(command.spec, stripTerminalControls(error.message), "cli")));
+    if (error instanceof Error && error.name === "CLIError") return text(failure(usage(command.spec, cittyProblem(error.message), "cli")));
     return text(failure(error));
   }
 }

@@ -130,7 +130,7 @@ describe("usage errors exit 2", () => {
     ["an unknown option", ["list", "--frob"], /^list: unknown option --frob/],
     ["an unknown negated option", ["list", "--no-frob"], /^list: unknown option --no-frob/],
     ["an unknown short option", ["list", "-z"], /^list: unknown option -z/],
-    ["a missing argument", ["remove"], /^remove: .*(missing|Missing).*(server|SERVER)/],
+    ["a missing argument, named as help shows it", ["remove"], /^remove: missing <server>\n/],
     ["an extra argument", ["remove", "a", "b"], /^remove: unexpected argument "b"/],
     ["an option without its value", ["add", "x", "https://e.example/mcp", "--header"], /^add: --header needs a value/],
     ["`--` where no command line is taken", ["list", "--", "x"], /^list: unexpected `--`/],
