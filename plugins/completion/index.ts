@@ -8,6 +8,7 @@
  */
 import type { Client } from "@modelcontextprotocol/client";
 import { ANY_RESULT, isMethodNotFound } from "../../src/kernel/protocol.ts";
+import { clientState } from "../../src/kernel/host-state.ts";
 import type { Kernel, KernelPlugin } from "../../src/kernel/kernel.ts";
 import type { CompletionRequest } from "../../src/kernel/types.ts";
 
@@ -45,7 +46,7 @@ async function suggestedValues(request: CompletionRequest): Promise<string[]> {
   } catch (error) {
     // A server that declares completions but does not implement them (-32601) has none: said once per client.
     if (isMethodNotFound(error) && !notImplemented.has(client)) {
-      notImplemented.add(client);
+      notImplemented.set(client, true);
       request.log?.("[pi-mcp] the server does not implement completion/complete (-32601 Method not found): it has no suggestions\n");
     }
     return [];
@@ -53,4 +54,4 @@ async function suggestedValues(request: CompletionRequest): Promise<string[]> {
 }
 
 /** Clients whose server answered completion/complete with -32601. */
-const notImplemented = new WeakSet<Client>();
+const notImplemented = clientState<true>("completion.not-implemented");

@@ -5,6 +5,7 @@
 import type { Client } from "@modelcontextprotocol/client";
 import type { LiveServer } from "../../src/kernel/host.ts";
 import { PiMcpError } from "../../src/kernel/errors.ts";
+import { clientState } from "../../src/kernel/host-state.ts";
 import { isRecord } from "../../src/safety/keys.ts";
 
 /** How long a listed prompt catalog serves completion before it is listed again. */
@@ -23,8 +24,12 @@ export interface PromptInfo {
   readonly arguments: readonly PromptArgument[];
 }
 
-/** Prompt catalogs per client: served to completion while fresh, dropped on `notifications/prompts/list_changed`. */
-const catalogs = new WeakMap<Client, { readonly at: number; readonly prompts: Promise<PromptInfo[]> }>();
+/**
+ * Prompt catalogs per client: served to completion while fresh, dropped on
+ * `notifications/prompts/list_changed`. Process-wide, so the handler the
+ * session that created the client set drops what a later session cached.
+ */
+const catalogs = clientState<{ readonly at: number; readonly prompts: Promise<PromptInfo[]> }>("prompts.catalogs");
 
 /** The server said its prompts changed: the next reader lists them again. */
 export function forgetPrompts(client: Client): void {

@@ -20,6 +20,7 @@ import type { Kernel, KernelPlugin } from "../../src/kernel/kernel.ts";
 import type { HostContext, LiveConnection, MappedBlock, MappedResult, PiContent } from "../../src/kernel/types.ts";
 import type { LiveServer, PluginHost } from "../../src/kernel/host.ts";
 import { inBackground } from "../../src/kernel/async.ts";
+import { clientState } from "../../src/kernel/host-state.ts";
 import { ANY_RESULT, base64Bytes } from "../../src/kernel/protocol.ts";
 import { MESSAGE_TYPES } from "../../src/kernel/pi-part.ts";
 import { safeText } from "../../src/safety/text.ts";
@@ -63,8 +64,8 @@ export class PromptsPlugin implements KernelPlugin {
   }
 }
 
-/** Clients with an open prompt list-change subscription. */
-const following = new WeakSet<Client>();
+/** Clients with an open prompt list-change subscription (process-wide: a later session's copy of this module must see it). */
+const following = clientState<true>("prompts.following");
 
 /**
  * 2026-07-28 peers announce list changes only on a `subscriptions/listen`
@@ -74,7 +75,7 @@ const following = new WeakSet<Client>();
 function followPromptChanges(live: LiveConnection): void {
   const client = live.client;
   if (client.getProtocolEra() !== "modern" || !client.getServerCapabilities()?.prompts?.listChanged || following.has(client)) return;
-  following.add(client);
+  following.set(client, true);
   const stopFollowing = (error?: unknown) => {
     following.delete(client);
     if (error !== undefined) live.log(`[pi-mcp] following prompt list changes failed: ${describeError(error)}\n`);

@@ -32,6 +32,7 @@ export interface ClientState<T> {
   get(client: object): T | undefined;
   set(client: object, value: T): void;
   has(client: object): boolean;
+  delete(client: object): void;
 }
 
 /**
@@ -47,5 +48,5 @@ export function clientState<T>(name: string): ClientState<T> {
   let states = all.get(name);
   if (!states) all.set(name, (states = new WeakMap()));
   const store = states;
-  return { get: (client) => store.get(client) as T | undefined, set: (client, value) => void store.set(client, value), has: (client) => store.has(client) };
+  return { get: (client) => store.get(client) as T | undefined, set: (client, value) => void store.set(client, value), has: (client) => store.has(client), delete: (client) => void store.delete(client) };
 }

@@ -192,6 +192,9 @@ export interface FixtureEvent {
   /** Date.now() in the server process. */
   readonly at: number;
   readonly tool?: string;
+  /** A request the client sent, in fixtures that log them (prompt-server-2026). */
+  readonly method?: string;
+  readonly params?: Readonly<Record<string, unknown>>;
 }
 
 /** The events a fixture wrote to its FIXTURE_EVENTS file, oldest first (none while it does not exist). */
