@@ -172,10 +172,27 @@ function namedTools(value: unknown, log: (text: string) => void): Tool[] {
  * for the server's app alone (pi-mcp renders no apps), so it is not offered.
  */
 function meantForModel(tool: Tool, leftOut: (tool: Tool, why: string) => void): boolean {
-  const visibility = (tool._meta as { ui?: { visibility?: unknown } } | undefined)?.ui?.visibility;
-  if (!Array.isArray(visibility) || visibility.includes("model")) return true;
-  leftOut(tool, "its _meta.ui.visibility is for the app only, not the model");
+  const audiences = visibilityAudiences((tool._meta as { ui?: { visibility?: unknown } } | undefined)?.ui?.visibility);
+  if (audiences === "everyone" || audiences?.includes("model")) return true;
+  leftOut(tool, audiences ? "its _meta.ui.visibility is for the app only, not the model" : "its _meta.ui.visibility names no audience pi-mcp can read, so it is not known to be for the model");
   return false;
+}
+
+/**
+ * Who a `_meta.ui.visibility` marking is for. Absent or `null` (how many
+ * serializers write an unset field): everyone, the spec's default. The
+ * documented list, and the shapes a server may mean the same by: one string
+ * (`"app"`), or a map of audiences to booleans (`{"model": false}`). Any other
+ * value (a number, `true`) cannot say the tool is for the model: undefined,
+ * and the tool is not offered (an app's private tool must not reach the model
+ * because its marking was misspelt).
+ */
+function visibilityAudiences(visibility: unknown): "everyone" | readonly string[] | undefined {
+  if (visibility === undefined || visibility === null) return "everyone";
+  if (typeof visibility === "string") return [visibility];
+  if (Array.isArray(visibility)) return visibility.filter((audience): audience is string => typeof audience === "string");
+  if (isRecord(visibility)) return Object.keys(visibility).filter((audience) => visibility[audience] === true);
+  return undefined;
 }
 
 /** `tools.include` keeps only matching tool names (when given); `tools.exclude` then drops matches. */

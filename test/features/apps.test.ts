@@ -17,13 +17,21 @@ it("the MCP Apps example server-system-monitor offers the model get-system-info,
   expect(h.host.connection("monitor")!.log.text()).toContain('left out tool "poll-system-stats": its _meta.ui.visibility is for the app only');
 });
 
-it("offers every tool whose visibility includes the model or is not a list, and none whose list leaves the model out", async () => {
+it("offers every tool whose visibility includes the model, in any shape a server writes it, and none whose marking leaves the model out or cannot be read", async () => {
   const h = await startHost({ app: fixtureServer("app-tools") });
-  await h.waitForTools(5, { server: "app" });
+  await h.waitForTools(7, { server: "app" });
   await h.host.flushTools();
-  expect([...h.sink.active].sort()).toEqual(["mcp__app__for-both", "mcp__app__for-model", "mcp__app__odd-marking", "mcp__app__ui-only", "mcp__app__unmarked"]);
+  expect([...h.sink.active].sort()).toEqual([
+    "mcp__app__for-both",
+    "mcp__app__for-model",
+    "mcp__app__map-model",
+    "mcp__app__null-marking",
+    "mcp__app__string-model",
+    "mcp__app__ui-only",
+    "mcp__app__unmarked",
+  ]);
   expect(textOf(await h.call("mcp__app__for-both"))).toBe("for-both");
   const log = h.host.connection("app")!.log.text();
-  expect(log).toContain('left out tool "for-app"');
-  expect(log).toContain('left out tool "for-nobody"');
+  for (const name of ["for-app", "for-nobody", "odd-marking", "map-app"]) expect(log).toContain(`left out tool "${name}": its _meta.ui.visibility is for the app only`);
+  expect(log).toContain('left out tool "number-marking": its _meta.ui.visibility names no audience pi-mcp can read');
 });
