@@ -53,10 +53,10 @@ export const setupCommand: CommandSpec = {
     // `import --from pi`'s rules exactly: the global mcp.json into global settings, a trusted project's into the project's.
     const imported = await runImport({ from: "pi", local: false, dryRun, replace: false }, env);
     const builtin = dryRun ? { file: settings, change: present ? "present" : "would-add" } as const : await turnBuiltinOff(settings);
-    const tested = dryRun ? [] : await testImported(env, imported);
+    const { tested, invalid } = dryRun ? { tested: [], invalid: [] } : await testImported(env, imported);
     const document: SetupDocument = { dryRun, import: imported, builtin, tested };
     const ok = tested.every((server) => server.ok);
-    return { exitCode: ok ? 0 : 1, output: formatSetup(document, env), json: document, report: true };
+    return { exitCode: ok ? 0 : 1, output: formatSetup(document, invalid, env), json: document, report: true };
   },
 };
 
@@ -95,20 +95,28 @@ async function turnBuiltinOff(file: string): Promise<BuiltinChange> {
   return { file, change: present ? "present" : "added" };
 }
 
-/** Tests what was imported (and is enabled) against the settings as they are now, written. */
-async function testImported(env: CommandEnvironment, imported: ImportDocument): Promise<TestedServer[]> {
-  const names = new Set(imported.imported.filter((server) => server.definition.enabled !== false).map((server) => server.name));
-  if (names.size === 0) return [];
-  const config = await env.loadConfig();
-  if (!config.valid) {
-    const reasons = config.issues.map((issue) => `${issue.path}: ${issue.message}`).join("; ");
-    return [...names].map((name) => ({ name, ok: false, protocolVersion: null, serverInfo: null, tools: 0, resources: 0, resourceTemplates: 0, prompts: 0, connectMs: 0, error: `not tested: the settings are invalid: ${reasons}` }));
-  }
-  const entries = config.servers.filter((entry) => names.has(entry.name) && entry.enabled);
-  return Promise.all(entries.map((entry) => testServer(env, config, entry.name)));
+/** What the test of the imported servers came to; `invalid` holds the settings problems when none could be tested. */
+interface ImportedTest {
+  readonly tested: TestedServer[];
+  readonly invalid: readonly string[];
 }
 
-function formatSetup(document: SetupDocument, env: CommandEnvironment): string {
+/** Tests what was imported (and is enabled) against the settings as they are now, written. */
+async function testImported(env: CommandEnvironment, imported: ImportDocument): Promise<ImportedTest> {
+  const names = new Set(imported.imported.filter((server) => server.definition.enabled !== false).map((server) => server.name));
+  if (names.size === 0) return { tested: [], invalid: [] };
+  const config = await env.loadConfig();
+  if (!config.valid) {
+    const invalid = config.issues.map((issue) => `${issue.path}: ${issue.message}`);
+    const error = `not tested: the settings are invalid: ${invalid.join("; ")}`;
+    const tested = [...names].map((name) => ({ name, ok: false, protocolVersion: null, serverInfo: null, tools: 0, resources: 0, resourceTemplates: 0, prompts: 0, connectMs: 0, error }));
+    return { tested, invalid };
+  }
+  const entries = config.servers.filter((entry) => names.has(entry.name) && entry.enabled);
+  return { tested: await Promise.all(entries.map((entry) => testServer(env, config, entry.name))), invalid: [] };
+}
+
+function formatSetup(document: SetupDocument, invalid: readonly string[], env: CommandEnvironment): string {
   const { builtin, tested, dryRun } = document;
   const lines = ["Servers of Pi's built-in MCP (mcp.json):", ...formatImport(document.import, env).split("\n").map((line) => (line ? `  ${line}` : line))];
   lines.push("", "Pi's built-in MCP extension:");
@@ -118,6 +126,8 @@ function formatSetup(document: SetupDocument, env: CommandEnvironment): string {
   lines.push("", "Test of the imported servers:");
   if (dryRun) lines.push("  none (dry run)");
   else if (tested.length === 0) lines.push("  none: no enabled server was imported");
+  // Settings that became invalid are one reason for every server: said once.
+  else if (invalid.length > 0) lines.push(`  ✗ not tested (${tested.map((server) => server.name).join(", ")}): the settings are invalid:`, ...invalid.map((problem) => `    ${problem}`));
   else lines.push(...tested.map((server) => `  ${formatTested(server)}`));
   return lines.join("\n");
 }

@@ -137,6 +137,36 @@ describe("setup", () => {
     }
   });
 
+  it("an imported server that makes the settings invalid (an unset variable): nothing is tested, the report says why once, and exits 1", async () => {
+    const box = sandbox();
+    const basic = fixtureCommand("basic");
+    await box.writeJson(join(box.agentDir, "mcp.json"), {
+      mcpServers: {
+        basic: { command: basic.command, args: basic.args },
+        other: { command: basic.command, args: basic.args },
+        remote: { url: "http://127.0.0.1:1/mcp", headers: { "X-Key": "${PI_MCP_QA_UNSET_KEY}" } },
+      },
+    });
+    const result = await piMcp(box, ["setup"]);
+    expect(result.code).toBe(1);
+    const report = result.stdout.slice(result.stdout.indexOf("Test of the imported servers:"));
+    expect(report).toBe(
+      [
+        "Test of the imported servers:",
+        "  ✗ not tested (basic, other, remote): the settings are invalid:",
+        "    mcp.servers.remote.headers.X-Key: environment variable PI_MCP_QA_UNSET_KEY is not set",
+        "",
+      ].join("\n"),
+    );
+    // The document keeps one entry per server, as test --json has them.
+    await box.writeJson(box.globalSettings, {});
+    const json = await piMcp(box, ["setup", "--json"]);
+    expect(json.code, json.stdout + json.stderr).toBe(1);
+    const tested = (JSON.parse(json.stdout) as { tested: { name: string; ok: boolean; error: string }[] }).tested;
+    expect(tested.map((server) => [server.name, server.ok])).toEqual([["basic", false], ["other", false], ["remote", false]]);
+    for (const server of tested) expect(server.error).toBe("not tested: the settings are invalid: mcp.servers.remote.headers.X-Key: environment variable PI_MCP_QA_UNSET_KEY is not set");
+  });
+
   it("waits for another holder of the settings lock before it writes extensions", async () => {
     const box = sandbox();
     await box.writeJson(box.globalSettings, { theme: "dark" });
