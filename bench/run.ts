@@ -8,8 +8,8 @@
  * machine it ran on and writes it to bench/results/<date>.md (ignored by git)
  * and bench/RESULTS.md (committed, quoted by the README).
  *
- * Benchmarks: call-overhead, catalog, catalog-pi, startup, memory, concurrency.
- * `--no-pi` leaves out the two that run a real Pi (catalog-pi, startup).
+ * Benchmarks: call-overhead, catalog, catalog-pi, startup, memory, concurrency, instant.
+ * `--no-pi` leaves out the three that run a real Pi (catalog-pi, startup, instant).
  */
 import { execFileSync } from "node:child_process";
 import { mkdirSync, writeFileSync } from "node:fs";
@@ -23,12 +23,13 @@ const BENCH_DIR = fileURLToPath(new URL(".", import.meta.url));
 
 /** Every function a worker process can run, by name. */
 async function workerFunctions(): Promise<Record<string, (options: Record<string, unknown>) => Promise<unknown>>> {
-  const [{ callOverhead }, { catalog, catalogPi }, { startup }, memory, { concurrency }] = await Promise.all([
+  const [{ callOverhead }, { catalog, catalogPi }, { startup }, memory, { concurrency }, { instant }] = await Promise.all([
     import("./call-overhead.ts"),
     import("./catalog.ts"),
     import("./startup.ts"),
     import("./memory.ts"),
     import("./concurrency.ts"),
+    import("./instant.ts"),
   ]);
   return {
     "call-overhead": callOverhead,
@@ -41,11 +42,12 @@ async function workerFunctions(): Promise<Record<string, (options: Record<string
     memoryFlood: memory.memoryFlood,
     memoryRawFlood: memory.memoryRawFlood,
     concurrency,
+    instant,
   };
 }
 
-const BENCHMARKS = ["call-overhead", "catalog", "catalog-pi", "startup", "memory", "concurrency"] as const;
-const NEEDS_PI = new Set(["catalog-pi", "startup"]);
+const BENCHMARKS = ["call-overhead", "catalog", "catalog-pi", "startup", "memory", "concurrency", "instant"] as const;
+const NEEDS_PI = new Set(["catalog-pi", "startup", "instant"]);
 
 function cell(value: number | string | undefined): string {
   if (value === undefined) return "";

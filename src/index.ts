@@ -16,6 +16,9 @@ function knownCatalogsOrNone(): ReturnType<typeof knownCatalogs> {
 }
 type CommandOptions = Parameters<ExtensionAPI["registerCommand"]>[1];
 
+/** What the core needs that costs most to load (settings validation, the MCP SDK), loaded before the rest of it. */
+const HEAVY_PARTS: readonly (() => Promise<unknown>)[] = [() => import("./config/schema.ts"), () => import("@modelcontextprotocol/client")];
+
 /** The events the core handles; the entry forwards them once the core is loaded. */
 const EVENTS = ["session_start", "before_agent_start", "session_tree", "session_shutdown"] as const;
 
@@ -65,12 +68,25 @@ export default function piMcp(pi: ExtensionAPI): void {
     },
   });
   let known = knownCatalogsOrNone();
+  /**
+   * The core, its heaviest parts one at a time: Pi's loader evaluates each
+   * synchronously, so a session that ends meanwhile (a quick `pi -p`) waits
+   * for the part under way at most, and nothing more is loaded for it.
+   */
+  const loadCore = async (): Promise<typeof import("./pi/extension.ts") | undefined> => {
+    for (const part of HEAVY_PARTS) {
+      if (ended) return undefined;
+      await part();
+    }
+    return ended ? undefined : import("./pi/extension.ts");
+  };
   const load = async () => {
     clearTimeout(loadTimer);
-    await (core ??= import("./pi/extension.ts").then(({ registerPiMcp }) => {
+    await (core ??= loadCore().then((extension) => {
       // A session that ended while the core loaded (a quick `pi -p`) has nothing left to set up:
       // Pi's API of that session is gone.
-      if (ended) return;
+      if (ended || !extension) return;
+      const { registerPiMcp } = extension;
       const registered = registerPiMcp(view, {}, known);
       registration = registered;
       loaded = true;

@@ -47,7 +47,8 @@ export default function catalogProbe(pi: ExtensionAPI): void {
     description: "Wait for the benchmark's tools, then write the timing",
     handler: async () => {
       const at = await done;
-      writeFileSync(process.env.BENCH_OUT!, JSON.stringify({ mode, tools: expected, ms: at - started, active: pi.getActiveTools().length }));
+      // `at`: the epoch time all tools were there (for spawn-relative figures: pi-mcp registers known tools before session_start).
+      writeFileSync(process.env.BENCH_OUT!, JSON.stringify({ mode, tools: expected, ms: at - started, at: performance.timeOrigin + at, active: pi.getActiveTools().length }));
     },
   });
 }
