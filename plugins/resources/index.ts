@@ -9,7 +9,7 @@ import type { McpSubscription } from "@modelcontextprotocol/client";
 import type { CatalogItem, ResourceListMethod } from "../../src/kernel/protocol.ts";
 import { inBackground, untilAborted } from "../../src/kernel/async.ts";
 import { MESSAGE_TYPES, RESOURCE_TOOLS } from "../../src/kernel/pi-part.ts";
-import { stripTerminalControls } from "../../src/safety/text.ts";
+import { safeText, stripTerminalControls } from "../../src/safety/text.ts";
 import { SUBSCRIPTION_ENTRY, desiredSubscriptions, subscriptionEntry } from "./subscriptions.ts";
 import { keyedRecord } from "../../src/safety/keys.ts";
 
@@ -29,8 +29,10 @@ interface ResourcesState {
   /** server → the `subscriptions/listen` stream carrying its subscriptions (2026-07-28 peers). */
   readonly streams: Map<string, McpSubscription>;
   readonly noticed: Map<string, number>;
+  /** server → URI → why the live connection refused to subscribe it (the last attempt; a later success clears it). */
+  readonly refused: Map<string, Map<string, string>>;
 }
-const resourcesOf = hostState<ResourcesState>(() => ({ connections: new Map(), active: new Map(), streams: new Map(), noticed: new Map() }));
+const resourcesOf = hostState<ResourcesState>(() => ({ connections: new Map(), active: new Map(), streams: new Map(), noticed: new Map(), refused: new Map() }));
 
 /**
  * Resources: three fixed Pi tools (active while a connected server offers
@@ -150,17 +152,22 @@ async function syncSubscriptions(state: ResourcesState): Promise<void> {
     if (!connection.client.getServerCapabilities()?.resources?.subscribe) continue;
     const want = desired.get(server) ?? new Set<string>();
     const have = state.active.get(server) ?? new Set<string>();
-    if (connection.client.getProtocolEra() === "modern") await listenFor(state, connection, want, have);
-    else await subscribeEach(connection, want, have);
+    const refused = new Map<string, string>();
+    if (connection.client.getProtocolEra() === "modern") await listenFor(state, connection, want, have, refused);
+    else await subscribeEach(connection, want, have, refused);
     state.active.set(server, have);
+    state.refused.set(server, refused);
   }
 }
 
 /** 2025-era peers: one `resources/subscribe` (or unsubscribe) per changed URI. */
-async function subscribeEach(connection: LiveConnection, want: ReadonlySet<string>, have: Set<string>): Promise<void> {
+async function subscribeEach(connection: LiveConnection, want: ReadonlySet<string>, have: Set<string>, refused: Map<string, string>): Promise<void> {
   for (const uri of want) {
     if (have.has(uri)) continue;
-    await connection.client.subscribeResource({ uri }, { timeout: connection.requestTimeoutMs }).then(() => have.add(uri), (error) => connection.log(`[pi-mcp] subscribe ${uri} failed: ${error}\n`));
+    await connection.client.subscribeResource({ uri }, { timeout: connection.requestTimeoutMs }).then(
+      () => have.add(uri),
+      (error: unknown) => refuse(connection, refused, [uri], describeError(error)),
+    );
   }
   for (const uri of have) {
     if (want.has(uri)) continue;
@@ -175,7 +182,7 @@ async function subscribeEach(connection: LiveConnection, want: ReadonlySet<strin
  * closes the old one, so no update falls between them. The server may honor
  * fewer URIs than asked for; only those count as active.
  */
-async function listenFor(state: ResourcesState, connection: LiveConnection, want: ReadonlySet<string>, have: Set<string>): Promise<void> {
+async function listenFor(state: ResourcesState, connection: LiveConnection, want: ReadonlySet<string>, have: Set<string>, refused: Map<string, string>): Promise<void> {
   const server = connection.server.name;
   if (want.size === have.size && [...want].every((uri) => have.has(uri))) return;
   const previous = state.streams.get(server);
@@ -185,7 +192,7 @@ async function listenFor(state: ResourcesState, connection: LiveConnection, want
     try {
       const stream = await connection.client.listen({ resourceSubscriptions: [...want] }, { timeout: connection.requestTimeoutMs });
       for (const uri of stream.honoredFilter.resourceSubscriptions ?? []) have.add(uri);
-      for (const uri of want) if (!have.has(uri)) connection.log(`[pi-mcp] subscribe ${uri}: the server did not accept it\n`);
+      refuse(connection, refused, [...want].filter((uri) => !have.has(uri)), "the server did not accept it");
       state.streams.set(server, stream);
       inBackground(
         () =>
@@ -199,10 +206,19 @@ async function listenFor(state: ResourcesState, connection: LiveConnection, want
         (error) => connection.log(`[pi-mcp] the resource subscription stream failed: ${describeError(error)}\n`),
       );
     } catch (error) {
-      connection.log(`[pi-mcp] subscribe ${[...want].join(", ")} failed: ${error}\n`);
+      refuse(connection, refused, [...want], describeError(error));
     }
   }
   await previous?.close().catch(() => undefined);
+}
+
+/** Notes why the server refused `uris` (for the command that asked) in its log. */
+function refuse(connection: LiveConnection, refused: Map<string, string>, uris: readonly string[], why: string): void {
+  const text = safeText(why, connection.host.redact);
+  for (const uri of uris) {
+    refused.set(uri, text);
+    connection.log(`[pi-mcp] subscribe ${uri} failed: ${text}\n`);
+  }
 }
 
 function subscriptionCommand(action: "subscribe" | "unsubscribe"): CommandSpec {
@@ -229,6 +245,12 @@ function subscriptionCommand(action: "subscribe" | "unsubscribe"): CommandSpec {
       session.append(SUBSCRIPTION_ENTRY, subscriptionEntry(action, server, uri));
       await syncSubscriptions(state);
       const live = state.active.get(server)?.has(uri) === true;
+      const refusal = action === "subscribe" && !live ? state.refused.get(server)?.get(uri) : undefined;
+      if (refusal !== undefined) {
+        // The connected server said no: nothing was subscribed, and the session does not keep asking.
+        session.append(SUBSCRIPTION_ENTRY, subscriptionEntry("unsubscribe", server, uri));
+        throw new PiMcpError("failed", `server "${server}" refused the subscription to ${stripTerminalControls(uri)}: ${refusal}`);
+      }
       const note = action === "subscribe" && !live ? " (it takes effect when the server connects)" : "";
       return { exitCode: 0, output: `${action === "subscribe" ? "Subscribed to" : "Unsubscribed from"} ${uri} on "${server}"${note}` };
     },

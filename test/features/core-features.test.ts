@@ -82,6 +82,22 @@ describe("resources", () => {
   });
 });
 
+describe("a subscription the connected server refuses", () => {
+  it("/mcp subscribe fails with the server's answer, keeps nothing in the session, and the log says so too", async () => {
+    const services = fakeServices();
+    const h = await startHost({ nm: fixtureServer("faulty", { FAULT: "error", FAULT_FROM: "resources/subscribe" }) }, { services });
+    await h.waitForState("nm", "connected");
+    const result = await runCommandLine(commands(h), ["subscribe", "nm", "faulty://note"], piEnvironment(h));
+    expect(result.exitCode).not.toBe(0);
+    expect(result.output).toMatch(/server "nm" refused the subscription to faulty:\/\/note: .*fault: error/);
+    expect(result.output).not.toContain("Subscribed to");
+    // The wish is withdrawn at once: a later reconnect does not subscribe behind the user's back.
+    expect(services.session.log.map((entry) => (entry.data as { action: string }).action)).toEqual(["subscribe", "unsubscribe"]);
+    expect(h.host.statusLines().join("\n")).not.toContain("faulty://note");
+    expect(h.host.connection("nm")!.log.text()).toContain("subscribe faulty://note failed:");
+  });
+});
+
 describe("resource subscriptions on a 2026-07-28 peer (subscriptions/listen)", () => {
   const RESOURCE_SERVER_2026 = fileURLToPath(new URL("./fixtures/resource-server.mjs", import.meta.url));
   const subscribed = (server: string, uri: string) => ({ customType: "pi-mcp.subscription", data: { version: 1, action: "subscribe", server, uri } });
