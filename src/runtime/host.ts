@@ -567,13 +567,19 @@ export class McpHost<K extends PluginKernel = PluginKernel> implements PluginHos
     const secrets = [...(this.currentRedact.secrets ?? [])].filter((secret) => secret.length >= 4);
     const holdsSecret = (text: string | undefined) => text !== undefined && secrets.some((secret) => text.includes(secret) || text.includes(JSON.stringify(secret).slice(1, -1)));
     const servers: SnapshotServer[] = [];
+    /** Whether a server offered now is left out: the system prompt, built from every offered server, is then not kept either. */
+    let leftOut = false;
     for (const { entry, catalog, instructions } of this.offeredCatalogs()) {
       const current = config.servers.find((candidate) => candidate.name === entry.name && !candidate.masked);
       const identity = this.catalogIdentity(entry);
       // Settings re-read at handoff that changed this server: its catalog is not the next session's.
-      if (identity === undefined || !current || this.catalogIdentity(current, config) !== identity) continue;
+      if (identity === undefined || !current || this.catalogIdentity(current, config) !== identity) {
+        leftOut = true;
+        continue;
+      }
       if (holdsSecret(instructions) || catalog.some(({ json }) => holdsSecret(json))) {
         this.connections.get(entry.name)?.log.append("[pi-mcp] its catalog holds a value resolved from the settings: it is not kept for the next session\n");
+        leftOut = true;
         continue;
       }
       const tools = catalog.flatMap(({ tool, json }) => {
@@ -583,7 +589,8 @@ export class McpHost<K extends PluginKernel = PluginKernel> implements PluginHos
       servers.push({ name: entry.name, identity, catalog, tools, ...(instructions !== undefined && { instructions }), counts: { tools: catalog.length } });
     }
     const prompt = this.systemPrompt(PROMPT_BASE);
-    return { digest, ...(prompt.startsWith(PROMPT_BASE) && { prompt: prompt.slice(PROMPT_BASE.length) }), servers };
+    const keepPrompt = !leftOut && prompt.startsWith(PROMPT_BASE) && !holdsSecret(prompt);
+    return { digest, ...(keepPrompt && { prompt: prompt.slice(PROMPT_BASE.length) }), servers };
   }
 
   /** Records what is offered, when it changed since the last time and the settings stamp is known. */

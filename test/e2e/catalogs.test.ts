@@ -197,6 +197,21 @@ describe("a session with the settings of an earlier one", () => {
 });
 
 describe("the catalog files", () => {
+  it("never hold a resolved secret: a server whose instructions carry one is not recorded, and neither is the system prompt text", async () => {
+    const secret = "sk-live-7f3a9c2e1b";
+    const leaky = await offer("leaky", { label: "leaky", instructions: `Use the key ${secret} for every call.`, tools: [{ name: "spill" }] });
+    const clean = await offer("clean", { label: "clean", instructions: "Be brief.", tools: [{ name: "tidy" }] });
+    const leakyServer = catalogServer(leaky, join(home.home, "leaky.jsonl"));
+    await home.writeSettings({
+      mcp: { servers: { leaky: { ...leakyServer, environment: { ...leakyServer.environment, API_KEY: "${API_KEY}" } }, clean: catalogServer(clean, join(home.home, "clean.jsonl")) } },
+    });
+    await recordCatalogs({ env: { API_KEY: secret } });
+    for (const name of await readdir(catalogsDir())) expect(await readFile(join(catalogsDir(), name), "utf8"), name).not.toContain(secret);
+    const second = await run(["-p", "hi"], { env: { API_KEY: secret }, script: [{ text: "ok" }] });
+    expect(second.code, second.stderr).toBe(0);
+    expect(mcpTools(second.requests[0])).not.toContain("mcp__leaky__spill");
+  });
+
   it("a broken index, a truncated catalog or a catalog readable by others is ignored, Pi runs as without them, and they are written anew", async () => {
     const events = join(home.home, "events.jsonl");
     const tools = await offer("srv", { label: "srv", tools: [{ name: "ping" }] });
