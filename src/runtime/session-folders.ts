@@ -5,8 +5,10 @@
  *
  * - A live session marks its folder with a lock of its own in `.live/`
  *   (proper-lockfile: a lock folder whose time the owner refreshes every
- *   30 s). A crashed Pi stops refreshing: its lock is stale after 60 s and
- *   no longer protects the folder. Several Pi processes may use one session.
+ *   30 s, named after the owner's process id). A crashed Pi stops
+ *   refreshing and its process is gone: its lock is stale after 60 s and no
+ *   longer protects the folder. A Pi that is only stopped or busy keeps it
+ *   (its process still runs). Several Pi processes may use one session.
  * - Claiming a folder and removing one happen under the folder's own short
  *   lock (`.locks/<id>.lock`), so a sweep never removes a folder a session is
  *   claiming at that moment.
@@ -82,8 +84,7 @@ async function heldByLiveSession(folder: string): Promise<boolean> {
   const live = join(folder, LIVE_FOLDER);
   const names = await readdir(live).catch(() => [] as string[]);
   for (const name of names.filter((entry) => entry.endsWith(".lock"))) {
-    const owner = join(live, name.slice(0, -".lock".length));
-    if (await lockfile.check(owner, { realpath: false, stale: LIVE_STALE_MS }).catch(() => false)) return true;
+    if (await holdIsLive(live, name, false)) return true;
   }
   return false;
 }
@@ -92,10 +93,32 @@ async function heldByLiveSession(folder: string): Promise<boolean> {
 async function removeDeadHolds(folder: string): Promise<void> {
   const live = join(folder, LIVE_FOLDER);
   for (const name of await readdir(live).catch(() => [] as string[])) {
-    if (!name.endsWith(".lock")) continue;
-    const owner = join(live, name.slice(0, -".lock".length));
-    if (await lockfile.check(owner, { realpath: false, stale: LIVE_STALE_MS }).catch(() => true)) continue;
+    if (!name.endsWith(".lock") || (await holdIsLive(live, name, true))) continue;
     await rmdir(join(live, name)).catch(() => undefined);
+  }
+}
+
+/**
+ * Whether the hold `<live>/<name>` (`<pid>-<random>.lock`) is a running
+ * Pi's: its lock was refreshed within LIVE_STALE_MS, or its process still
+ * runs. A Pi that is stopped (Ctrl+Z, SIGSTOP) or whose event loop is blocked
+ * refreshes nothing, yet it is running and its session's files must stay;
+ * only a Pi whose process is gone has crashed. `unsure`: the answer when the
+ * lock cannot be read.
+ */
+async function holdIsLive(live: string, name: string, unsure: boolean): Promise<boolean> {
+  if (processRuns(Number(/^(\d+)-/.exec(name)?.[1]))) return true;
+  return lockfile.check(join(live, name.slice(0, -".lock".length)), { realpath: false, stale: LIVE_STALE_MS }).catch(() => unsure);
+}
+
+/** Whether a process with this id exists (signal 0 checks without touching it; EPERM: it exists, as another user's). */
+function processRuns(pid: number): boolean {
+  if (!Number.isSafeInteger(pid) || pid <= 0) return false;
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === "EPERM";
   }
 }
 

@@ -132,7 +132,35 @@ async function holder(id: string, file: string | undefined): Promise<ChildProces
   return child;
 }
 
+/** The id of a process that ran and has exited (what a crashed Pi's lock names). */
+async function exitedPid(): Promise<number> {
+  const child = spawn(nodeBinary(), ["-e", ""], { stdio: "ignore" });
+  await new Promise((resolve) => child.once("exit", resolve));
+  return child.pid!;
+}
+
 describe("a live session's folder", () => {
+  it("is kept while its Pi is stopped (SIGSTOP, Ctrl+Z) and its lock has gone stale: the process still runs", async () => {
+    const child = await holder("stopped", undefined); // a run without a saved session: unreachable once it ends
+    const path = join(root, "stopped");
+    await writeFile(join(path, "spill.txt"), "a spill the model was given");
+    child.kill("SIGSTOP");
+    try {
+      // Stopped for longer than the stale time: nobody refreshed its lock.
+      const then = new Date(Date.now() - LIVE_STALE_MS - 1_000);
+      for (const name of await readdir(join(path, ".live"))) await utimes(join(path, ".live", name), then, then);
+      expect((await sweepSessionFolders(root, { maxAgeMs: DAY, maxBytes: 1 })).removed).toEqual([]);
+      expect(await readFile(join(path, "spill.txt"), "utf8")).toBe("a spill the model was given");
+      // Another Pi claiming the same session keeps the stopped one's hold.
+      const other = await claimSessionFolder(root, "stopped", undefined);
+      expect(await readdir(join(path, ".live"))).toHaveLength(2);
+      await other.release(true);
+      expect(await present()).toEqual(["stopped"]);
+    } finally {
+      child.kill("SIGCONT");
+    }
+  }, 30_000);
+
   it("is never removed while a running process holds it, however old, unreachable or over the cap; after that process is SIGKILLed, it goes once its lock is stale", async () => {
     const child = await holder("live", undefined); // a run without a saved session: unreachable once it ends
     const path = join(root, "live");
@@ -164,9 +192,10 @@ describe("a live session's folder", () => {
 
   it("is narrowed to 0700, records its Pi session file, and a new claim clears the locks crashed holders left", async () => {
     const path = join(root, "mine");
-    await mkdir(join(path, ".live", "1234-deadbeef.lock"), { recursive: true, mode: 0o755 });
+    const crashed = `${await exitedPid()}-deadbeef.lock`;
+    await mkdir(join(path, ".live", crashed), { recursive: true, mode: 0o755 });
     const then = new Date(Date.now() - LIVE_STALE_MS - 1_000);
-    await utimes(join(path, ".live", "1234-deadbeef.lock"), then, then);
+    await utimes(join(path, ".live", crashed), then, then);
     const claim = await claimSessionFolder(root, "mine", sessionFile);
     expect((await stat(path)).mode & 0o777).toBe(0o700);
     expect(JSON.parse(await readFile(join(path, "session.json"), "utf8"))).toEqual({ version: 1, sessionFile });
