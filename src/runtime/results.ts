@@ -11,6 +11,7 @@ import type { ResultOrigin, ResultPipeline } from "../kernel/host.ts";
 import type { ToolOutcome } from "../kernel/services.ts";
 import type { ContentBlock, HostContext, MappedBlock, MappedResult, PiContent, ResultContext } from "../kernel/types.ts";
 import { extensionFor, writePrivateFile } from "../config/private-files.ts";
+import { cutNesting } from "../safety/json.ts";
 
 export class HostResults implements ResultPipeline {
   private readonly kernel: PluginKernel;
@@ -44,7 +45,7 @@ export class HostResults implements ResultPipeline {
 
   async finish(origin: ResultOrigin, mapped: MappedResult): Promise<ToolOutcome> {
     const content = [...mapped.blocks.flatMap((block) => block.output ?? []), ...mapped.trailer];
-    return { content: await this.limitText(origin, content, mapped.details), details: mapped.details, isError: mapped.isError };
+    return { content: await this.limitText(origin, content, mapped.details), details: withinNesting(mapped.details), isError: mapped.isError };
   }
 
   /**
@@ -77,6 +78,19 @@ export class HostResults implements ResultPipeline {
     const images = content.filter((item) => item.type === "image");
     return [{ type: "text", text: cut.text + note }, ...images];
   }
+}
+
+/**
+ * Details go into Pi's transcript, which Pi structured-clones for every model
+ * request: each value (a server's structured content, listed resources, what
+ * a third-party mapper added) is cut at MAX_NESTING_DEPTH levels.
+ */
+function withinNesting(details: Record<string, unknown>): Record<string, unknown> {
+  for (const [key, value] of Object.entries(details)) {
+    const { value: kept, cut } = cutNesting(value);
+    if (cut) details[key] = kept;
+  }
+  return details;
 }
 
 function isBlock(value: unknown): value is ContentBlock {

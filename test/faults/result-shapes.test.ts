@@ -8,7 +8,8 @@ import { readFile, stat } from "node:fs/promises";
 import { afterEach, describe, expect, it } from "vitest";
 import { MAX_NESTING_DEPTH } from "../../src/kernel/limits.ts";
 import { CUT_MARKER, jsonShape } from "../../src/safety/json.ts";
-import { fixtureServer, startHost, stopAllHosts, textOf } from "../helpers/host.ts";
+import { fixtureServer, startHost, stopAllHosts, textOf, until } from "../helpers/host.ts";
+import { fakeServices } from "../helpers/services.ts";
 
 afterEach(() => stopAllHosts());
 
@@ -78,5 +79,18 @@ describe("structured content printed compact", () => {
     const spilled = await readFile(outcome.details.spillPath as string, "utf8");
     const json = spilled.slice(spilled.indexOf("[structured content]\n") + "[structured content]\n".length);
     expect(JSON.parse(json)).toEqual(outcome.details.structuredContent);
+  }, 60_000);
+});
+
+describe("every result's details are cut at the nesting limit", () => {
+  it("a listed resource whose _meta is nested 2,500 levels deep: the listing's details survive a structured clone, the listing still names it", async () => {
+    const services = fakeServices();
+    const h = await startHost({ deep: fixtureServer("deep-results") }, { services });
+    await h.waitForTools(3, { server: "deep" });
+    await until(() => services.piTools.active.has("list_mcp_resources"), 30_000);
+    const outcome = await services.piTools.tools.get("list_mcp_resources")!.execute({ server: "deep" }, {});
+    expect(textOf(outcome)).toContain("deep: res://deep (deep)");
+    expect(jsonShape(outcome.details).depth).toBeLessThanOrEqual(MAX_NESTING_DEPTH + 1);
+    expect(() => structuredClone(outcome)).not.toThrow();
   }, 60_000);
 });
