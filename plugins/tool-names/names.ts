@@ -46,12 +46,37 @@ export interface NamingInput {
 export function piToolName(input: NamingInput): string {
   const { server, tool } = input;
   const candidate = toolNameCandidate(`mcp__${server}__${tool}`);
+  const sameCandidate = candidatesOf(server, input.serverTools).get(candidate);
   const collides =
-    input.serverTools.some((other) => other !== tool && toolNameCandidate(`mcp__${server}__${other}`) === candidate) ||
+    (sameCandidate !== undefined && [...sameCandidate].some((other) => other !== tool)) ||
     input.servers.some((other) => other !== server && candidate.startsWith(serverPrefix(other)));
   let name = collides ? withHashSuffix(candidate, server, tool) : candidate;
   for (let extra = collides ? 1 : 0; input.taken?.(name); extra++) name = withHashSuffix(candidate, server, tool, extra);
   return name;
+}
+
+/**
+ * The tool names of a server's list by candidate, computed once per list (the
+ * host names every tool of one list with the same array): naming a list stays
+ * linear in its length, not quadratic.
+ */
+const candidateIndex = new WeakMap<readonly string[], Map<string, Map<string, Set<string>>>>();
+
+function candidatesOf(server: string, serverTools: readonly string[]): Map<string, Set<string>> {
+  let byServer = candidateIndex.get(serverTools);
+  if (!byServer) candidateIndex.set(serverTools, (byServer = new Map()));
+  let index = byServer.get(server);
+  if (!index) {
+    index = new Map();
+    for (const name of serverTools) {
+      const candidate = toolNameCandidate(`mcp__${server}__${name}`);
+      const names = index.get(candidate);
+      if (names) names.add(name);
+      else index.set(candidate, new Set([name]));
+    }
+    byServer.set(server, index);
+  }
+  return index;
 }
 
 /** What every candidate of `server`'s tools starts with. */
