@@ -206,6 +206,13 @@ export function checkRules(server: RawServer, prefix: string, expanded: boolean)
   if (server.transport === "stdio") at("transport", 'must be "http" or "sse" for a url definition (was "stdio")');
   for (const field of PROCESS_FIELDS) if (server[field] !== undefined) at(field, "is not allowed on a remote (url) definition");
   if (server.url !== undefined && checkable(server.url) && !isHttpUrl(server.url)) at("url", "must be an absolute http:// or https:// URL");
+  else if (server.url !== undefined && checkable(server.url) && hasUserInfo(server.url)) {
+    at("url", "must not hold user:password@ (fetch refuses credentials in a URL): send them in a header instead, e.g. headers.Authorization, or use auth");
+  }
+  for (const [name, value] of Object.entries(server.headers ?? {})) {
+    const problem = headerProblem(name, checkable(value) ? value : "");
+    if (problem) problems.push({ path: `${prefix}${formatPath(["x", "headers", name]).slice(1)}`, message: problem });
+  }
   const auth = server.auth;
   if (auth?.type === "bearer" && Object.keys(server.headers ?? {}).some((header) => header.toLowerCase() === "authorization")) {
     at("auth", "bearer authentication cannot be combined with a configured Authorization header");
@@ -224,6 +231,27 @@ function rootFolderProblems(roots: RootsSetting | undefined, path: string, check
     const problem = checkable(folder) ? rootFolderProblem(folder) : undefined;
     return problem ? [{ path: `${path}[${index}]`, message: problem }] : [];
   });
+}
+
+function hasUserInfo(text: string): boolean {
+  const url = URL.parse(text);
+  return url !== null && (url.username !== "" || url.password !== "");
+}
+
+/** An HTTP header name is a token (RFC 9110). */
+const HEADER_NAME = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
+
+/**
+ * Why a header cannot be sent as configured, or undefined. The value is never
+ * quoted (it may be a credential): the message names the character.
+ */
+function headerProblem(name: string, value: string): string | undefined {
+  if (!HEADER_NAME.test(name)) return "is not a valid HTTP header name (letters, digits and !#$%&'*+-.^_`|~ only, no spaces)";
+  // eslint-disable-next-line no-control-regex
+  const bad = /[\u0000\r\n]|[^\u0000-\u00ff]/.exec(value)?.[0];
+  if (bad === undefined) return undefined;
+  const code = `U+${bad.codePointAt(0)!.toString(16).toUpperCase().padStart(4, "0")}`;
+  return /[\r\n\u0000]/.test(bad) ? `must not contain a line break or NUL (${code}): an HTTP header value is one line` : `holds a character an HTTP header cannot carry (${code}; only Latin-1): percent-encode or base64 it as the server expects`;
 }
 
 function isHttpUrl(text: string): boolean {

@@ -51,11 +51,34 @@ export function explainConnectFailure(error: unknown, context: FailureContext): 
       "A server that needs longer to start (a first `npx -y` run downloads its package) needs a higher connectTimeoutMs in its definition"
     );
   }
+  if (causes(error).some((each) => each instanceof SseError && typeof each.code === "number" && each.code >= 200 && each.code < 300)) {
+    return `the URL answered, but not with an event stream (${firstLine(plainWords(error), context.redact)}): is it the server's SSE endpoint?`;
+  }
   const status = httpStatusOf(error);
-  if (status !== undefined) return `the server answered HTTP ${status}${STATUS_CODES[status] ? ` ${STATUS_CODES[status]}` : ""} (${describeError(error)})`;
+  if (status !== undefined) return `the server answered HTTP ${status}${STATUS_CODES[status] ? ` ${STATUS_CODES[status]}` : ""} (${firstLine(plainWords(error), context.redact)})`;
   const network = networkProblem(error);
   if (network) return `could not reach ${context.target ?? "the server"}: ${network}`;
-  return `${describeError(error)}${stderr}`;
+  return `${firstLine(plainWords(error), context.redact)}${stderr}`;
+}
+
+/** The most characters of an error's own words (a server's error page, an HTML body) a cause quotes. */
+export const ERROR_WORDS_CHARS = 200;
+
+/**
+ * An error's words without the SDK's "Version negotiation probe failed: "
+ * (pi-mcp's own mechanics, not the server's problem).
+ */
+function plainWords(error: unknown): string {
+  return describeError(error).replace(/^Version negotiation (?:probe )?failed: /, "");
+}
+
+/** The first line of text, redacted before it is cut, at most ERROR_WORDS_CHARS; an HTML page is named, not quoted. */
+function firstLine(text: string, redact: Redactor): string {
+  const safe = safeText(text, redact).trim();
+  const html = /<(?:!doctype|html|head|body)\b/i.exec(safe);
+  const kept = html ? `${safe.slice(0, html.index).trim()} (an HTML page)`.trim() : safe.split("\n")[0]!.trim();
+  if (kept.length > ERROR_WORDS_CHARS) return `${kept.slice(0, ERROR_WORDS_CHARS)}…`;
+  return !html && safe.includes("\n") ? `${kept} …` : kept;
 }
 
 /** A connection that was up and closed on its own: how the process ended, when that is known. */
@@ -120,7 +143,8 @@ function httpStatusOf(error: unknown): number | undefined {
   for (const each of causes(error)) {
     if (each instanceof SdkHttpError && typeof each.status === "number") return each.status;
     // The SSE transport's error carries the status of the event stream's GET as `code`.
-    if (each instanceof SseError && typeof each.code === "number" && each.code >= 100 && each.code < 600) return each.code;
+    // A 2xx with the wrong content type is not a refusal: its own words say what was wrong.
+    if (each instanceof SseError && typeof each.code === "number" && each.code >= 400 && each.code < 600) return each.code;
   }
   return undefined;
 }
@@ -133,6 +157,8 @@ function networkProblem(error: unknown): string | undefined {
   const chain = causes(error);
   if (!chain.some((each) => /fetch failed/i.test(each.message))) return undefined;
   const system = chain.findLast((each) => /^E[A-Z0-9]+$/.test(String((each as SystemError).code))) as SystemError | undefined;
+  const tls = chain.find((each) => /^ERR_SSL_/.test(String((each as SystemError).code))) as SystemError | undefined;
+  if (tls) return `the TLS handshake failed (${String(tls.code)}): is it a plain http:// server?`;
   if (system && typeof system.address === "string") return `${String(system.code)} ${system.address}${system.port !== undefined ? `:${String(system.port)}` : ""}`;
   if (system) return describeError(system).replace(/^getaddrinfo /, "");
   // The SSE transport folds its cause into its message: "SSE error: TypeError: fetch failed: connect ECONNREFUSED 127.0.0.1:1".

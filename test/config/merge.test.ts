@@ -295,9 +295,10 @@ describe("${NAME} expansion", () => {
       servers: { local: { command: "node", environment: { "${KEY}": "v" } }, remote: { url: "https://x.example.com", headers: { "${KEY}": "v" } } },
     });
     const config = await load({ env: { KEY: "EXPANDED" } });
-    expect(config.issues).toEqual([]);
     expect(config.servers.find((server) => server.name === "local")!.definition).toMatchObject({ environment: { "${KEY}": "v" } });
-    expect(config.servers.find((server) => server.name === "remote")!.definition).toMatchObject({ headers: { "${KEY}": "v" } });
+    // The header is named as written: `${KEY}` itself, which is no HTTP header name (so the definition is refused, by that name).
+    expect(config.issues.map((issue) => issue.path)).toEqual(['mcp.servers.remote.headers["${KEY}"]']);
+    expect(JSON.stringify(config)).not.toContain("EXPANDED");
   });
 
   it('expands once only: VAR_A="${VAR_B}" stays the literal ${VAR_B}', async () => {

@@ -47,11 +47,17 @@ afterEach(async () => {
 
 /** Runs `pi-mcp test --all --json` (the command core, as the CLI does) over these servers. */
 async function tested(definitions: Record<string, unknown>, connectTimeoutMs = 8_000): Promise<Record<string, TestedServer>> {
+  const result = await testRun(definitions, connectTimeoutMs);
+  const list = (result.json as { servers: TestedServer[] } | undefined)?.servers;
+  if (!list) throw new Error(`test did not run: ${result.output}`);
+  return Object.fromEntries(list.map((server) => [server.name, server]));
+}
+
+/** The whole `test --all --json` result (exit code, output, JSON), also when the settings are refused. */
+async function testRun(definitions: Record<string, unknown>, connectTimeoutMs = 8_000) {
   await writeFile(join(root, "agent", "settings.json"), JSON.stringify({ mcp: { connectTimeoutMs, servers: definitions } }));
   const env = { PATH: process.env.PATH ?? "", HOME: root, PI_CODING_AGENT_DIR: join(root, "agent"), CAUSE_SECRET: SECRET, URL_SECRET };
-  const result = await runCommandLine(commandsFor("cli", runtimeCommands()), ["test", "--all", "--json"], cliCommandEnvironment(join(root, "project"), env, async () => createKernel()));
-  const list = (result.json as { servers: TestedServer[] }).servers;
-  return Object.fromEntries(list.map((server) => [server.name, server]));
+  return runCommandLine(commandsFor("cli", runtimeCommands()), ["test", "--all", "--json"], cliCommandEnvironment(join(root, "project"), env, async () => createKernel()));
 }
 
 /** A stdio server that runs `script` with Node. */
@@ -59,11 +65,19 @@ const node = (script: string, extra: Record<string, unknown> = {}) => ({ command
 
 /** A loopback HTTP server that answers every request with `status`; `echo` sends back the request line and headers (as a debugging proxy's error page does). */
 async function answering(status: number, echo = false): Promise<string> {
-  const server = createServer((request, response) => {
+  return serving((request, response) => {
     response.statusCode = status;
-    const headers = Object.entries(request.headers).map(([name, value]) => `${name}: ${String(value)}`);
-    response.end(echo ? `${request.method} ${request.url}\n${headers.join("\n")}` : "not here");
+    // The credentials first, on the first line (a cause quotes only that).
+    const headers = Object.entries(request.headers)
+      .filter(([name]) => name === "authorization" || name.startsWith("x-"))
+      .map(([name, value]) => `${name}: ${String(value)}`);
+    response.end(echo ? `${request.method} ${request.url} ${headers.join("; ")}\nmore lines` : "not here");
   });
+}
+
+/** A loopback HTTP server answering with `handler`; its /mcp URL. */
+async function serving(handler: Parameters<typeof createServer>[1]): Promise<string> {
+  const server = createServer(handler!);
   servers.push(server);
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   const address = server.address() as { port: number };
@@ -184,13 +198,16 @@ describe("secrets in causes", () => {
     const echoing = await answering(404, true);
     // One server per run: a run's redactor knows only its own settings' values.
     const causes = [
-      (await tested({ userinfo: { url: `http://user:\${URL_SECRET}@127.0.0.1:${await freePort()}/mcp`, auth: { type: "none" } } })).userinfo!.error!,
       (await tested({ path: { url: `${echoing}/\${URL_SECRET}`, auth: { type: "none" } } })).path!.error!,
       (await tested({ query: { url: `${echoing}?key=\${URL_SECRET}`, auth: { type: "none" } } })).query!.error!,
     ];
-    expect(causes[0]).toMatch(/includes credentials: http:\/\/user:‹redacted›@127\.0\.0\.1/);
-    expect(causes[1]).toMatch(/^the server answered HTTP 404 Not Found \(.*POST \/mcp\/‹redacted›\n/);
-    expect(causes[2]).toMatch(/^the server answered HTTP 404 Not Found \(.*POST \/mcp\?key=‹redacted›\n/);
+    expect(causes[0]).toMatch(/^the server answered HTTP 404 Not Found \(.*POST \/mcp\/‹redacted› /);
+    expect(causes[1]).toMatch(/^the server answered HTTP 404 Not Found \(.*POST \/mcp\?key=‹redacted› /);
+    // Credentials in a URL's user info are refused as settings (fetch never sends them); the refusal quotes no form of them.
+    const userinfo = await testRun({ userinfo: { url: `http://user:\${URL_SECRET}@127.0.0.1:${await freePort()}/mcp`, auth: { type: "none" } } });
+    expect(userinfo.exitCode).not.toBe(0);
+    expect(userinfo.output).toContain("mcp.servers.userinfo.url: must not hold user:password@");
+    causes.push(userinfo.output);
     for (const cause of causes) for (const spelling of URL_SECRET_SPELLINGS) expect(cause).not.toContain(spelling);
   });
 
@@ -198,11 +215,16 @@ describe("secrets in causes", () => {
     const echoing = await answering(404, true);
     const result = await tested({
       header: { url: echoing, headers: { Authorization: "Bearer literal-token-xyz", "X-Api-Key": "literal-key-123" }, auth: { type: "none" } },
+    });
+    expect(result.header!.error).toMatch(/^the server answered HTTP 404/);
+    // Values HTTP cannot send are refused as settings, named by path, never quoted.
+    const refused = await testRun({
       broken: { url: echoing, headers: { "X-Key": "literal-secret\nInjected: 1" }, auth: { type: "none" } },
       password: { url: `http://user:literal%20pw%40x@127.0.0.1:${await freePort()}/mcp`, auth: { type: "none" } },
     });
-    expect(result.header!.error).toMatch(/^the server answered HTTP 404/);
-    const text = JSON.stringify(result);
+    expect(refused.output).toContain("mcp.servers.broken.headers.X-Key: must not contain a line break or NUL (U+000A)");
+    expect(refused.output).toContain("mcp.servers.password.url: must not hold user:password@");
+    const text = JSON.stringify(result) + refused.output;
     for (const literal of ["literal-token-xyz", "literal-key-123", "literal-secret", "literal%20pw%40x", "literal pw@x"]) expect(text).not.toContain(literal);
     expect(result.header!.error).toContain("‹redacted›");
   });
@@ -237,5 +259,45 @@ describe("secrets in causes", () => {
     const logs = h.host.kernelInstance.commands.find((command) => command.name === "logs")!;
     const { output } = await logs.run({ positionals: ["halves"], options: {}, rest: undefined }, piEnvironment(h));
     expect(output).toContain("first ‹redacted› rest\n");
+  });
+});
+
+describe("causes in plain words, without the protocol probe's jargon", () => {
+  it("header names and values HTTP cannot send are settings problems naming the header", async () => {
+    const refused = await testRun({
+      badname: { url: "http://127.0.0.1:9/mcp", headers: { "X Bad Name": "x" }, auth: { type: "none" } },
+      euro: { url: "http://127.0.0.1:9/mcp", headers: { "X-Key": "tok€n" }, auth: { type: "none" } },
+    });
+    expect(refused.exitCode).not.toBe(0);
+    expect(refused.output).toContain('mcp.servers.badname.headers["X Bad Name"]: is not a valid HTTP header name');
+    expect(refused.output).toContain("mcp.servers.euro.headers.X-Key: holds a character an HTTP header cannot carry (U+20AC");
+    expect(refused.output).not.toContain("tok€n");
+  });
+
+  it("an unusable reply, a 2xx that is not an event stream, a TLS URL on a plain port and an HTML error page each read as what happened", async () => {
+    const html = "<!DOCTYPE html>\n<html><head><title>Sign in</title></head>\n<body>" + "x".repeat(2_000) + "</body></html>";
+    const url = await serving((request, response) => {
+      if (request.url === "/garbage") return response.writeHead(200, { "content-type": "application/json" }).end("not json at all");
+      if (request.url === "/sse-html") return response.writeHead(200, { "content-type": "text/html" }).end("<html><body>Login</body></html>");
+      response.writeHead(404, { "content-type": "text/html" }).end(html);
+    });
+    const base = url.replace(/\/mcp$/, "");
+    const result = await tested({
+      garbage: { url: `${base}/garbage`, auth: { type: "none" } },
+      sseHtml: { url: `${base}/sse-html`, transport: "sse", auth: { type: "none" } },
+      tls: { url: `${base.replace("http:", "https:")}/mcp`, auth: { type: "none" } },
+      page: { url, auth: { type: "none" } },
+    });
+    for (const server of Object.values(result)) {
+      expect(server.error).not.toMatch(/negotiation|probe/i);
+      expect(server.error).not.toContain("\n");
+      expect(server.error!.length).toBeLessThan(600);
+    }
+    expect(result.garbage!.error).toMatch(/^the server answered with an unusable reply/);
+    expect(result.sseHtml!.error).not.toMatch(/HTTP 200/);
+    expect(result.sseHtml!.error).toMatch(/^the URL answered, but not with an event stream \(.*content type.*\): is it the server's SSE endpoint\?$/);
+    expect(result.tls!.error).toMatch(/the TLS handshake failed \(ERR_SSL_[A-Z_]+\): is it a plain http:\/\/ server\?/);
+    expect(result.page!.error).toMatch(/^the server answered HTTP 404 Not Found \(.*\(an HTML page\)\)/);
+    expect(result.page!.error).not.toContain("xxxx");
   });
 });
