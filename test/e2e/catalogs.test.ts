@@ -280,7 +280,7 @@ describe("quitting", () => {
   });
 });
 
-describe("a replaced session (/reload, new session, fork)", () => {
+describe("a replaced session (/reload, new session, fork, resume)", () => {
   const PROBE = join(REPO_ROOT, "test/e2e/harness/fixtures/probe.ts");
   const TOOLS_AT_START = join(REPO_ROOT, "test/e2e/fixtures/tools-at-start.ts");
 
@@ -301,10 +301,15 @@ describe("a replaced session (/reload, new session, fork)", () => {
       expect((await rpc.send({ type: "new_session" })).data).toEqual({ cancelled: false });
       await rpc.prompt("/mcp wait");
       await rpc.prompt("a message to fork from");
+      const resumable = (await rpc.send({ type: "get_state" })).data.sessionFile as string;
       const [message] = (await rpc.send({ type: "get_fork_messages" })).data.messages;
       expect((await rpc.send({ type: "fork", entryId: message.entryId })).data).toMatchObject({ cancelled: false });
       await rpc.prompt("/mcp wait");
-      expect(atStart()).toEqual(["", "mcp__srv__alpha,mcp__srv__beta", "mcp__srv__alpha,mcp__srv__beta", "mcp__srv__alpha,mcp__srv__beta"]);
+      // /resume: back to the session the fork came from.
+      expect((await rpc.send({ type: "switch_session", sessionPath: resumable })).data).toMatchObject({ cancelled: false });
+      await rpc.prompt("/mcp wait");
+      const both = "mcp__srv__alpha,mcp__srv__beta";
+      expect(atStart()).toEqual(["", both, both, both, both]);
       // One server process all along: the tools came with the retained connection.
       expect((await fixtureEvents(events)).filter((event) => event.event === "start")).toHaveLength(1);
     } finally {
