@@ -108,7 +108,7 @@ export function isMask(value: unknown): boolean {
 function buildEntry(candidate: Candidate, issues: ConfigIssue[], expansion: Expansion, env: NodeJS.ProcessEnv): ServerEntry {
   const { name, scope, raw, masked, file } = candidate;
   const transport = transportOf(raw);
-  const auth = authKindOf(raw);
+  const auth = transport === "stdio" ? "none" : authKindOf(raw); // a local server has no authentication, also when its definition is wrong
   const enabled = !masked && raw.enabled !== false;
   const base = { name, scope, enabled, masked, transport, auth, file, written: raw };
   if (masked) return base;
@@ -172,9 +172,14 @@ function authKindOf(raw: Record<string, unknown>): AuthKind {
   return AUTH_KINDS.find((kind) => kind === type) ?? "none";
 }
 
+/**
+ * How the definition is reached: a command is always stdio (a `transport`
+ * that says otherwise is a settings problem, not a remote server), a url
+ * is `http` unless it names `sse`.
+ */
 function transportOf(raw: Record<string, unknown>): TransportKind {
-  if (raw.transport === "sse" || raw.transport === "http" || raw.transport === "stdio") return raw.transport;
-  return typeof raw.url === "string" ? "http" : "stdio";
+  if (raw.command !== undefined || raw.url === undefined) return "stdio";
+  return raw.transport === "sse" ? "sse" : "http";
 }
 
 const PROCESS_FIELDS = ["args", "cwd", "environment"] as const;

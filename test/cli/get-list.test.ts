@@ -71,6 +71,41 @@ describe("list", () => {
   });
 });
 
+describe("list of definitions that are odd or wrong", () => {
+  it("a command definition is stdio with no authentication, whatever transport or auth it wrongly names", async () => {
+    const box = sandbox();
+    await box.writeJson(box.globalSettings, {
+      mcp: { servers: { wrongTransport: { command: "x", transport: "http" }, wrongAuth: { command: "x", auth: { type: "bearer", token: TOKEN } } } },
+    });
+    const document = JSON.parse((await piMcp(box, ["list", "--json"])).stdout) as { valid: boolean; servers: Record<string, unknown>[] };
+    expect(document.valid).toBe(false);
+    for (const server of document.servers) expect(server).toMatchObject({ transport: "stdio", auth: "none" });
+  });
+
+  it("roots: an empty list reads 'empty', a URL or ~name is a settings problem with its path, an unset variable is shown as written", async () => {
+    const box = sandbox();
+    await box.writeJson(box.globalSettings, {
+      mcp: {
+        servers: {
+          none: { command: "x", roots: [] },
+          url: { command: "x", roots: ["file:///etc", "~root"] },
+          unset: { command: "x", roots: ["${PI_MCP_UNSET_ROOT}"] },
+        },
+      },
+    });
+    const list = await piMcp(box, ["list"]);
+    const row = (name: string) => list.stdout.split("\n").find((line) => line.startsWith(`${name} `)) ?? "";
+    expect(row("none")).toMatch(/\sempty\s+x$/);
+    expect(row("unset")).toMatch(/\s\$\{PI_MCP_UNSET_ROOT\}\s+x$/);
+    expect(list.stdout).not.toContain(`${box.projectDir}/\${`);
+    const document = JSON.parse((await piMcp(box, ["list", "--json"])).stdout) as { errors: { path: string; message: string }[] };
+    const problems = Object.fromEntries(document.errors.map((error) => [error.path, error.message]));
+    expect(problems["mcp.servers.url.roots[0]"]).toMatch(/must be a folder path, not a URL/);
+    expect(problems["mcp.servers.url.roots[1]"]).toMatch(/only ~ and ~\/… mean your home folder/);
+    expect(problems["mcp.servers.unset.roots[0]"]).toMatch(/PI_MCP_UNSET_ROOT is not set/);
+  });
+});
+
 describe("get", () => {
   it("shows one local definition as written: command line, working folder, environment (${VAR} unresolved, literals redacted), exposure, roots (a missing folder said so), timeouts with the total deadline", async () => {
     const box = sandbox();
