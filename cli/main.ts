@@ -6,8 +6,8 @@
  */
 import { defineCommand, runCommand, type CommandDef, type Resolvable } from "citty";
 import packageJson from "../package.json" with { type: "json" };
-import { commandHelp, overviewHelp, type HelpStyle } from "../src/commands/help.ts";
-import { usage } from "../src/kernel/commands.ts";
+import { commandHelp, overviewHelp, usageLines, type HelpStyle } from "../src/commands/help.ts";
+import { surfaceUsage, usage } from "../src/kernel/commands.ts";
 import { LONG_SHORTS } from "../src/commands/parse.ts";
 import { failure } from "../src/commands/run.ts";
 import type { CommandResult } from "../src/kernel/commands.ts";
@@ -114,10 +114,23 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<CliOut
   if (helpAsked) return text(ok(commandHelp(command.spec, "cli", style)));
   try {
     const { result } = await runCommand(command, { rawArgs: rest, data: io });
-    return result as CliOutcome;
+    return withProgramUsage(result as CliOutcome, command.spec);
   } catch (error) {
     // citty's own parse errors (a missing argument, a value an option does not take) are usage errors.
-    if (error instanceof Error && error.name === "CLIError") return text(failure(usage(command.spec, cittyProblem(error.message), "cli")));
+    if (error instanceof Error && error.name === "CLIError") return withProgramUsage(text(failure(usage(command.spec, cittyProblem(error.message), "cli"))), command.spec);
     return text(failure(error));
   }
+}
+
+/**
+ * A usage error ends in the shared one-line usage (`usage: add [-l] <name> …`,
+ * as `/mcp` shows it); in the program it is help's usage section instead:
+ * with the program's name, within 80 columns, and where the rest is.
+ */
+function withProgramUsage(outcome: CliOutcome, spec: SpecCommand["spec"]): CliOutcome {
+  const { result } = outcome;
+  const shared = `\nusage: ${surfaceUsage(spec, "cli")}`;
+  if (result.exitCode !== 2 || !result.output.endsWith(shared)) return outcome;
+  const lines = [result.output.slice(0, -shared.length), "Usage:", ...usageLines(spec, "cli"), `Run pi-mcp help ${spec.name} for its arguments, options and examples.`];
+  return { ...outcome, result: { ...result, output: lines.join("\n") } };
 }

@@ -77,12 +77,17 @@ function wrapUsage(line: string, width: number, continuation = "     "): string[
   return out;
 }
 
+/** A command's usage lines as help shows them: each with the program, wrapped to the width. */
+export function usageLines(spec: CommandSpec, surface: Surface, style: HelpStyle = plainHelp(surface)): string[] {
+  return surfaceUsage(spec, surface)
+    .split("\n")
+    .flatMap((line) => wrapUsage(`${PROGRAM[surface]} ${line.trim()}`, style.width));
+}
+
 /** One command's help: usage, arguments (`<required>`, `[optional]`), options and examples. */
 export function commandHelp(spec: CommandSpec, surface: Surface, style: HelpStyle = plainHelp(surface)): string {
   const program = PROGRAM[surface];
-  const usage = surfaceUsage(spec, surface)
-    .split("\n")
-    .flatMap((line) => wrapUsage(`${program} ${line.trim()}`, style.width));
+  const usage = usageLines(spec, surface, style);
   const positionals = spec.positionals.map((positional): [string, string] => [positional.required ? `<${positional.name}>` : `[${positional.name}]`, positional.description]);
   const options = surfaceOptions(spec, surface).map(([name, option]): [string, string] => [optionLabel(name, option), option.description]);
   return [

@@ -89,7 +89,7 @@ describe("pi-mcp (built binary)", () => {
       expect(result.code).toBe(2);
       expect(result.stdout).toBe("");
       expect(result.stderr).toMatch(/^add: /);
-      expect(result.stderr).toContain("usage:");
+      expect(result.stderr).toContain("Usage:\n  pi-mcp ");
       expect(existsSync(box.globalSettings)).toBe(false);
     }));
 

@@ -150,6 +150,20 @@ describe("usage errors exit 2", () => {
     expect(existsSync(box.globalSettings)).toBe(false);
   });
 
+  it("a usage error's usage names the program, fits 80 columns and points to the command's help", async () => {
+    const box = sandbox();
+    for (const args of [["add", "x"], ["list", "--frob"], ["add", "x", "https://e.example/mcp", "--transport", "ws"], ["remove"]]) {
+      const result = await piMcp(box, args);
+      expect(result.code, args.join(" ")).toBe(2);
+      const lines = result.stderr.trimEnd().split("\n");
+      expect(lines[0], args.join(" ")).toMatch(new RegExp(`^${args[0]}: `));
+      expect(lines[1]).toBe("Usage:");
+      expect(lines[2]).toMatch(new RegExp(`^  pi-mcp ${args[0]} `));
+      expect(lines.at(-1)).toBe(`Run pi-mcp help ${args[0]} for its arguments, options and examples.`);
+      for (const line of lines) expect(line.length, line).toBeLessThanOrEqual(80);
+    }
+  });
+
   it("a value an option does not take exits 2 and offers exactly the values it takes", async () => {
     const box = sandbox();
     const transport = await piMcp(box, ["add", "x", "https://e.example/mcp", "--transport", "ws"]);

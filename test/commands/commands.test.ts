@@ -325,7 +325,7 @@ describe("usage errors exit 2 and write nothing", () => {
   it("a usage error names the command and shows its usage", async () => {
     const result = await cli("add", "docs", "https://x.example.com", "--auth", "oauth", "--token", "t");
     expect(result.output).toMatch(/^add: /);
-    expect(result.output).toContain("usage: add");
+    expect(result.output).toContain("Usage:\n  pi-mcp add [-l] <name> <url>");
   });
 });
 
@@ -482,7 +482,7 @@ describe("the Pi surface (hand-built CommandEnvironment)", () => {
     expect(help.output).toContain("/mcp list\n");
     expect(help.output).toContain("/mcp test <server> | --all\n");
     expect(help.output).not.toContain("--json");
-    expect((await cli("list", "--bogus")).output).toMatch(/usage: list \[--json\]$/);
+    expect((await cli("list", "--bogus")).output).toMatch(/^Usage:\n {2}pi-mcp list \[--json\]\n/m);
   });
 
   it("add persists first and then asks the runtime to connect; remove persists first and then disconnects", async () => {
