@@ -5,6 +5,7 @@
  * connection to the next session; the host offers Pi what it holds.
  */
 import { isRecord } from "../safety/keys.ts";
+import { forEachStructuralChar } from "../safety/json.ts";
 import type { Client, Tool } from "@modelcontextprotocol/client";
 import picomatch from "picomatch";
 import type { ToolFilter } from "../kernel/settings.ts";
@@ -222,16 +223,10 @@ function definitionJson(tool: Tool): string | { problem: string } {
 function jsonDepth(json: string): number {
   let depth = 0;
   let max = 0;
-  let inString = false;
-  for (let i = 0; i < json.length; i++) {
-    const c = json.charCodeAt(i);
-    if (inString) {
-      if (c === 0x5c) i++;
-      else if (c === 0x22) inString = false;
-    } else if (c === 0x22) inString = true;
-    else if (c === 0x7b || c === 0x5b) max = Math.max(max, ++depth);
+  forEachStructuralChar(json, (c) => {
+    if (c === 0x7b || c === 0x5b) max = Math.max(max, ++depth);
     else if (c === 0x7d || c === 0x5d) depth--;
-  }
+  });
   return max;
 }
 

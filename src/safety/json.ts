@@ -105,10 +105,12 @@ export function printJson(value: unknown): string {
   return indented <= Math.max(SMALL_JSON, 2 * compact.length) ? JSON.stringify(value, null, 2) : breakLines(compact);
 }
 
-/** Compact JSON text with a line break after every comma between values (still the same JSON). */
-function breakLines(json: string): string {
-  const parts: string[] = [];
-  let start = 0;
+/**
+ * Calls `visit` with the code and index of every character of a JSON text
+ * that stands outside its strings: the one scan of JSON text by its
+ * structure, for texts too large or too deep to parse.
+ */
+export function forEachStructuralChar(json: string, visit: (code: number, index: number) => void): void {
   let inString = false;
   for (let i = 0; i < json.length; i++) {
     const c = json.charCodeAt(i);
@@ -116,11 +118,19 @@ function breakLines(json: string): string {
       if (c === 0x5c) i++;
       else if (c === 0x22) inString = false;
     } else if (c === 0x22) inString = true;
-    else if (c === 0x2c) {
-      parts.push(json.slice(start, i + 1));
-      start = i + 1;
-    }
+    else visit(c, i);
   }
+}
+
+/** Compact JSON text with a line break after every comma between values (still the same JSON). */
+function breakLines(json: string): string {
+  const parts: string[] = [];
+  let start = 0;
+  forEachStructuralChar(json, (c, i) => {
+    if (c !== 0x2c) return;
+    parts.push(json.slice(start, i + 1));
+    start = i + 1;
+  });
   parts.push(json.slice(start));
   return parts.join("\n");
 }
