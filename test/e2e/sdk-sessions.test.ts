@@ -1,18 +1,18 @@
 // Two concurrent sessions in one process (Pi's SDK) never share a client: each gets its own server process.
-import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, readFile, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createAgentSession, DefaultResourceLoader, SessionManager, SettingsManager } from "@earendil-works/pi-coding-agent";
 import { afterEach, expect, it } from "vitest";
 import piMcp from "../../src/index.ts";
 import { until } from "../helpers/host.ts";
-import { NODE, REPO_ROOT } from "./harness/pi.ts";
+import { NODE, removeHome, REPO_ROOT } from "./harness/pi.ts";
 
 let root: string | undefined;
 const saved = process.env.PI_CODING_AGENT_DIR;
 afterEach(async () => {
   process.env.PI_CODING_AGENT_DIR = saved;
-  if (root) await rm(root, { recursive: true, force: true });
+  if (root) await removeHome(root);
 });
 
 it("gives two live sessions of one process two server processes", async () => {

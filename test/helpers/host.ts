@@ -28,7 +28,7 @@ import { createRedactor } from "../../src/safety/text.ts";
 import { everythingPath, fixturePath, nodePath, packageServerPath } from "./servers.ts";
 import { eventWaiter } from "./wait.ts";
 
-export { eventually, eventWaiter, until, type EventWaiter } from "./wait.ts";
+export { eventually, eventWaiter, isAlive, until, type EventWaiter } from "./wait.ts";
 
 /** Pi's limits for model-facing text (DEFAULT_MAX_LINES / DEFAULT_MAX_BYTES in pi-coding-agent). */
 export const PI_MAX_LINES = 2000;
@@ -303,15 +303,6 @@ export function textOf(outcome: ToolOutcome): string {
   return outcome.content.flatMap((item) => (item.type === "text" ? [item.text] : [])).join("\n");
 }
 
-/** Whether a process still exists (signal 0 checks without touching it). */
-export function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 /** A `/mcp` environment (Pi surface) whose runtime is the test host. */
 export function piEnvironment(h: TestHost): CommandEnvironment {

@@ -7,8 +7,8 @@
 import { execFileSync, spawnSync } from "node:child_process";
 import { chmodSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { killProcessTree, NODE, piCli, REPO_ROOT, type PiHome, type PiVersion } from "../e2e/harness/pi.ts";
-import { eventually } from "./wait.ts";
+import { killProcessTree, NODE, processTree, piCli, REPO_ROOT, type PiHome, type PiVersion } from "../e2e/harness/pi.ts";
+import { eventually, isAlive, until } from "./wait.ts";
 
 export const HAS_TMUX = spawnSync("tmux", ["-V"]).status === 0;
 
@@ -124,12 +124,16 @@ export async function startPiTui(options: PiTuiOptions): Promise<PiTui> {
     submit,
     keys: (...keys) => void tmux("send-keys", "-t", SESSION, ...keys),
     async stop() {
+      const tree = pid ? processTree(pid) : [];
       try {
         tmux("kill-server");
       } catch {
         // already gone
       }
       if (pid) killProcessTree(pid);
+      // Pi may still be finishing its files when the kill lands: the test's cleanup must
+      // remove a home nobody writes into any more (ENOTEMPTY otherwise).
+      await until(() => !tree.some(isAlive), 30_000, () => `Pi's processes ${tree.filter(isAlive).join(", ")} still run`);
     },
   };
 }

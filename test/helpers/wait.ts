@@ -81,3 +81,13 @@ export function fileWhere(path: string, holds: (text: string) => boolean, timeou
     () => `${path} never held what was awaited; it holds ${JSON.stringify(text.slice(-300))}`,
   );
 }
+
+/** Whether a process still exists (signal 0 checks without touching it). */
+export function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}

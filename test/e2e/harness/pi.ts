@@ -43,6 +43,14 @@ export interface PiHome {
   cleanup(): Promise<void>;
 }
 
+/**
+ * Remove a test home. Retries (Node's own linear backoff) when a file appears while the tree is
+ * removed: a Pi that was just stopped can still be closing its session files.
+ */
+export function removeHome(root: string): Promise<void> {
+  return rm(root, { recursive: true, force: true, maxRetries: 5 });
+}
+
 export async function makePiHome(): Promise<PiHome> {
   const root = await mkdtemp(join(tmpdir(), "pi-mcp-e2e-"));
   const home = join(root, "home");
@@ -50,7 +58,7 @@ export async function makePiHome(): Promise<PiHome> {
   const cwd = join(root, "project");
   await mkdir(agentDir, { recursive: true });
   await mkdir(cwd, { recursive: true });
-  return { home, agentDir, cwd, cleanup: () => rm(root, { recursive: true, force: true }) };
+  return { home, agentDir, cwd, cleanup: () => removeHome(root) };
 }
 
 export interface PiOptions {
@@ -118,7 +126,7 @@ export function readFauxLog(file: string): FauxLogEntry[] {
 }
 
 /** PIDs of `pid` and all its descendants (Linux /proc). */
-function processTree(pid: number): number[] {
+export function processTree(pid: number): number[] {
   const children = new Map<number, number[]>();
   for (const entry of readdirSync("/proc")) {
     if (!/^\d+$/.test(entry)) continue;
