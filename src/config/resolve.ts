@@ -118,7 +118,7 @@ function buildEntry(candidate: Candidate, issues: ConfigIssue[], expansion: Expa
     return base; // its shape is already reported; relational rules would only repeat it
   }
   const expanded = expandIn(file, raw as RawServer, env, path, expansion, enabled);
-  const problems = checkRules(expanded, prefix, enabled);
+  const problems = checkRules(expanded, prefix, enabled, raw as RawServer);
   for (const message of problems) issues.push({ path: message.path, message: message.message, file });
   if (problems.length > 0) return base;
   rememberCredentials(expanded, expansion.secrets);
@@ -191,7 +191,7 @@ const LOOPBACK_HOSTS = new Set(["127.0.0.1", "localhost", "[::1]"]);
  * values) apply to expanded values; with `expanded` false (a definition about
  * to be written, or a disabled one) a value that holds a `${NAME}` is skipped.
  */
-export function checkRules(server: RawServer, prefix: string, expanded: boolean): ConfigIssue[] {
+export function checkRules(server: RawServer, prefix: string, expanded: boolean, written: RawServer = server): ConfigIssue[] {
   const problems: ConfigIssue[] = [];
   const at = (field: string, message: string) => problems.push({ path: `${prefix}${field ? `.${field}` : ""}`, message });
   const hasCommand = server.command !== undefined;
@@ -214,8 +214,10 @@ export function checkRules(server: RawServer, prefix: string, expanded: boolean)
   else if (server.url !== undefined && checkable(server.url) && hasUserInfo(server.url)) {
     at("url", "must not hold user:password@ (fetch refuses credentials in a URL): send them in a header instead, e.g. headers.Authorization, or use auth");
   }
-  for (const [name, value] of Object.entries(server.headers ?? {})) {
-    const problem = headerProblem(name, checkable(value) ? value : "");
+  // Header values as written: a literal one that HTTP cannot send is a settings problem; a resolved
+  // `${NAME}` is only known at run time, and fails that server's request alone (redacted).
+  for (const [name, value] of Object.entries(written.headers ?? {})) {
+    const problem = headerProblem(name, hasReference(value) ? "" : value);
     if (problem) problems.push({ path: `${prefix}${formatPath(["x", "headers", name]).slice(1)}`, message: problem });
   }
   const auth = server.auth;
@@ -253,7 +255,8 @@ const HEADER_NAME = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
 function headerProblem(name: string, value: string): string | undefined {
   if (!HEADER_NAME.test(name)) return "is not a valid HTTP header name (letters, digits and !#$%&'*+-.^_`|~ only, no spaces)";
   // eslint-disable-next-line no-control-regex
-  const bad = /[\u0000\r\n]|[^\u0000-\u00ff]/.exec(value)?.[0];
+  // fetch trims HTTP whitespace (a trailing \r from a .env edited on Windows is fine).
+  const bad = /[\u0000\r\n]|[^\u0000-\u00ff]/.exec(value.replace(/^[\t\n\r ]+|[\t\n\r ]+$/g, ""))?.[0];
   if (bad === undefined) return undefined;
   const code = `U+${bad.codePointAt(0)!.toString(16).toUpperCase().padStart(4, "0")}`;
   return /[\r\n\u0000]/.test(bad) ? `must not contain a line break or NUL (${code}): an HTTP header value is one line` : `holds a character an HTTP header cannot carry (${code}; only Latin-1): percent-encode or base64 it as the server expects`;
