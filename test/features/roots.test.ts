@@ -183,4 +183,15 @@ describe("roots in /mcp status", () => {
     expect(text).toMatch(/none: connected[^\n]*\n  roots: none \(no roots capability\)\n/);
     expect(text).toMatch(/plain: connected[^\n]*(\n|$)(?!  roots)/);
   });
+
+  it("a folder that does not exist is sent as configured, and status and the server's log say so; an empty list reads as one", async () => {
+    const gone = join(root, "not-made-yet");
+    const h = await startHost({ missing: filesystem({ roots: [gone] }), empty: everythingStdio({ roots: [] }) }, { cwd: project });
+    for (const name of ["missing", "empty"]) await h.waitForState(name, "connected");
+    const text = formatStatus(h.config, h.host.status());
+    expect(text).toContain(`missing: connected`);
+    expect(text).toContain(`  roots: ${gone} (no such folder)`);
+    expect(text).toMatch(/empty: connected[^\n]*\n  roots: an empty list \(the roots capability, with no folder\)/);
+    expect(h.host.connection("missing")!.log.text()).toContain(`[pi-mcp] root ${gone} (no such folder): sent as configured`);
+  });
 });
