@@ -319,7 +319,9 @@ async function main(): Promise<number> {
   const settle = () =>
     new Promise<void>((resolve) => {
       const check = () => {
-        if (!SETTLED.has(host.connection(SERVER)?.state ?? "disabled")) return;
+        // No connection yet is not a final state: the host creates it once its core is loaded.
+        const state = host.connection(SERVER)?.state;
+        if (state === undefined || !SETTLED.has(state)) return;
         clearTimeout(timer);
         stateChanges.delete(check);
         resolve();
