@@ -50,7 +50,10 @@ async function hostRound(tools: number, pageSize: number): Promise<Round> {
       });
     },
   };
-  const h = await startHost({ many: fixtureServer("many-tools", ENV(tools, pageSize)) }, { connectTimeoutMs: 30_000, requestTimeoutMs: 30_000, kernel: createKernel({ plugins: [mark] }), start: false });
+  const h = await startHost(
+    { many: fixtureServer("many-tools", ENV(tools, pageSize)) },
+    { connectTimeoutMs: 30_000, requestTimeoutMs: 30_000, kernel: createKernel({ plugins: [mark] }), start: false },
+  );
   let registered = 0;
   let resolveDone!: (at: number) => void;
   const done = new Promise<number>((resolve) => (resolveDone = resolve));
@@ -124,7 +127,7 @@ export async function catalogPi({ tools = 5_000, pageSize = 100 } = {}): Promise
     const home = await makePiHome();
     try {
       const many = { command: NODE, args: [fixturePath("many-tools")], environment: ENV(tools, pageSize) };
-      await writeFile(join(home.agentDir, "settings.json"), JSON.stringify({ mcp: { servers: { many } } }));
+      await writeFile(join(home.agentDir, "settings.json"), JSON.stringify({ mcp: { exposure: "direct", servers: { many } } }));
       const out = join(home.home, "catalog.json");
       const run = await runPi({
         home: home.home,

@@ -36,7 +36,9 @@ function main(): void {
   try {
     writeFileSync(
       join(agentDir, "settings.json"),
-      JSON.stringify({ mcp: { servers: { docs: { url: "https://mcp.example.com/mcp" }, local: { command: "node", args: ["server.mjs"] } } } }),
+      JSON.stringify({
+        mcp: { servers: { docs: { url: "https://mcp.example.com/mcp" }, local: { command: "node", args: ["server.mjs"] } } },
+      }),
     );
     const env = { ...process.env, PI_CODING_AGENT_DIR: agentDir, HOME: agentDir };
     const runs = builds.flatMap((bin) => COMMANDS.map((args) => ({ bin, args, times: [] as number[] })));

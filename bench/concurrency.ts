@@ -66,7 +66,10 @@ interface Summary {
 async function measure(host: Call, raw: Call, rounds: number, slowMs: number) {
   await round_(host, true, slowMs); // warm-up
   await round_(raw, true, slowMs);
-  const sides = { host: { call: host, alone: [] as Round[], beside: [] as Round[], ratios: [] as number[] }, raw: { call: raw, alone: [] as Round[], beside: [] as Round[], ratios: [] as number[] } };
+  const sides = {
+    host: { call: host, alone: [] as Round[], beside: [] as Round[], ratios: [] as number[] },
+    raw: { call: raw, alone: [] as Round[], beside: [] as Round[], ratios: [] as number[] },
+  };
   for (let i = 0; i < rounds; i++) {
     for (const name of i % 2 === 0 ? (["host", "raw"] as const) : (["raw", "host"] as const)) {
       const side = sides[name];

@@ -33,12 +33,19 @@ interface Timing {
   readonly fromSpawn: number;
 }
 
-const manyTools = (tools: number) => ({ command: NODE, args: [fixturePath("many-tools")], environment: { FIXTURE_TOOLS: String(tools), FIXTURE_PAGE_SIZE: "100" } });
+const manyTools = (tools: number) => ({
+  command: NODE,
+  args: [fixturePath("many-tools")],
+  environment: { FIXTURE_TOOLS: String(tools), FIXTURE_PAGE_SIZE: "100" },
+});
 
 async function secondStart(tools: number): Promise<Row[]> {
   const home = await makePiHome();
   try {
-    await writeFile(join(home.agentDir, "settings.json"), JSON.stringify({ mcp: { servers: { many: manyTools(tools) } } }));
+    await writeFile(
+      join(home.agentDir, "settings.json"),
+      JSON.stringify({ mcp: { exposure: "direct", servers: { many: manyTools(tools) } } }),
+    );
     const out = join(home.home, "catalog.json");
     const once = async (): Promise<Timing> => {
       const spawnedAt = performance.timeOrigin + performance.now();
@@ -88,8 +95,17 @@ async function reloadOnce(tools: number, env: Record<string, string>): Promise<n
   const home = await makePiHome();
   const out = join(home.home, "catalog.json");
   try {
-    await writeFile(join(home.agentDir, "settings.json"), JSON.stringify({ mcp: { servers: { many: manyTools(tools) } } }));
-    const rpc = await startPiRpc({ home: home.home, cwd: home.cwd, faux: false, extensions: [REPO_ROOT, CATALOG_PROBE, RELOAD_PROBE], env: { BENCH_MODE: "pi-mcp", BENCH_TOOLS: String(tools), BENCH_OUT: out, ...env } });
+    await writeFile(
+      join(home.agentDir, "settings.json"),
+      JSON.stringify({ mcp: { exposure: "direct", servers: { many: manyTools(tools) } } }),
+    );
+    const rpc = await startPiRpc({
+      home: home.home,
+      cwd: home.cwd,
+      faux: false,
+      extensions: [REPO_ROOT, CATALOG_PROBE, RELOAD_PROBE],
+      env: { BENCH_MODE: "pi-mcp", BENCH_TOOLS: String(tools), BENCH_OUT: out, ...env },
+    });
     try {
       await rpc.prompt("/bench-catalog", { timeoutMs: 200_000 });
       await rpc.prompt("/probe_reload", { timeoutMs: 60_000 });
@@ -126,12 +142,23 @@ async function firstRequest(delayMs: number): Promise<Row[]> {
   try {
     const spec = join(home.home, "tools.json");
     await writeFile(spec, JSON.stringify({ label: "slow", tools: [{ name: "search" }, { name: "fetch" }, { name: "open" }] }));
-    const slow = { command: NODE, args: [fixturePath("catalog")], environment: { FIXTURE_TOOLS_FILE: spec, FIXTURE_START_DELAY_MS: String(delayMs) } };
-    await writeFile(join(home.agentDir, "settings.json"), JSON.stringify({ mcp: { servers: { slow } } }));
+    const slow = {
+      command: NODE,
+      args: [fixturePath("catalog")],
+      environment: { FIXTURE_TOOLS_FILE: spec, FIXTURE_START_DELAY_MS: String(delayMs) },
+    };
+    await writeFile(join(home.agentDir, "settings.json"), JSON.stringify({ mcp: { exposure: "direct", servers: { slow } } }));
     const base = { home: home.home, cwd: home.cwd, extensions: [REPO_ROOT], timeoutMs: 120_000 };
     const first = await runPi({ ...base, args: ["-p", "/mcp wait", "hi"], script: [{ text: "ok" }] });
     if (first.code !== 0) throw new Error(`first run failed: ${first.stderr.slice(-2000)}`);
-    const second = await runPi({ ...base, args: ["-p", "find it"], script: [{ toolCall: { name: "mcp__slow__search", arguments: { text: "needle" } } }, { textFromLastToolResult: true, prefix: "got: " }] });
+    const second = await runPi({
+      ...base,
+      args: ["-p", "find it"],
+      script: [
+        { toolCall: { name: "mcp__slow__search", arguments: { text: "needle" } } },
+        { textFromLastToolResult: true, prefix: "got: " },
+      ],
+    });
     const offered = (second.requests[0]?.toolNames ?? []).filter((name) => name.startsWith("mcp__")).length;
     const correct = second.code === 0 && second.stdout.includes('got: slow/search {"text":"needle"}');
     return [
@@ -155,6 +182,8 @@ export async function instant({ tools = 5_000, reloadTools = 2_000, delayMs = 3_
   return {
     name: "instant",
     rows,
-    notes: ["Instant catalogs: Pi registers tools in linear time only while it loads extensions; after the session binds every registerTool rebuilds Pi's registry (quadratic). Known catalogs move all registration into the factory."],
+    notes: [
+      "Instant catalogs: Pi registers tools in linear time only while it loads extensions; after the session binds every registerTool rebuilds Pi's registry (quadratic). Known catalogs move all registration into the factory.",
+    ],
   };
 }

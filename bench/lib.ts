@@ -61,12 +61,21 @@ export interface RawClient {
 export async function rawStdioClient(
   command: string,
   args: string[],
-  options: { env?: Record<string, string>; era?: "auto" | "legacy"; stderr?: (chunk: Buffer) => void } = {},
+  options: { env?: Record<string, string>; era?: "auto" | "legacy"; stderr?: (chunk: Buffer) => void; maxBufferSize?: number } = {},
 ): Promise<RawClient> {
   const era = options.era ?? "auto";
-  const transport = new InPlaceStdioTransport({ command, args, env: options.env ?? {}, stderr: "pipe" });
+  const transport = new InPlaceStdioTransport({
+    command,
+    args,
+    env: options.env ?? {},
+    stderr: "pipe",
+    ...(options.maxBufferSize !== undefined && { maxBufferSize: options.maxBufferSize }),
+  });
   transport.stderr?.on("data", options.stderr ?? (() => undefined));
-  const client = new Client({ name: "bench-raw", version: "0.0.0" }, era === "auto" ? { versionNegotiation: { mode: "auto", probe: { timeoutMs: 3_000 } } } : {});
+  const client = new Client(
+    { name: "bench-raw", version: "0.0.0" },
+    era === "auto" ? { versionNegotiation: { mode: "auto", probe: { timeoutMs: 3_000 } } } : {},
+  );
   await client.connect(transport);
   return { client, transport, close: () => client.close() };
 }

@@ -14,12 +14,23 @@
  *   JSON body and event, a legacy SSE event), one after another, into a
  *   host in a process of its own: the 16 MiB message cap keeps its RSS
  *   growth bounded (without it, one endless SSE event grew the host past
- *   3 GB in 45 s).
+ *   3 GB in 45 s);
+ * - working memory in proportion to the input: one tool result of 500,000
+ *   one-character text blocks (a 13 MB message) through the host, against a
+ *   raw SDK client reading the same result; and a 50 MB settings file read
+ *   as a session start reads it (the settings stamp before and after, the
+ *   load), mostly other keys than `mcp` and all of it `mcp`, against one
+ *   JSON.parse of the file. Peak RSS (the process's high-water mark) and peak
+ *   heap (sampled every 5 ms) above the settled baseline, printed as
+ *   multiples of the input's size.
  */
-import { rm } from "node:fs/promises";
-import { dirname } from "node:path";
+import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
 import { performance } from "node:perf_hooks";
 import { createKernel } from "../src/composition.ts";
+import { loadConfig } from "../src/config/load.ts";
+import { settingsDigest } from "../src/config/settings-stamp.ts";
 import { RETAINED_LOG_BYTES } from "../src/runtime/retained-log.ts";
 import { runFloodHost } from "../test/helpers/flood.ts";
 import { fixtureServer, startHost, type TestHost } from "../test/helpers/host.ts";
@@ -140,7 +151,7 @@ export async function memoryFlood({ megabytes = 200, disable = [] as string[] } 
   );
   try {
     await h.waitForTools(4, { timeoutMs: 30_000 });
-    const log = h.host.connection("flood")!.log;
+    const log = h.host.server("flood")!.log;
     const watched = await watchFlood(
       megabytes * MiB,
       () => log.bytes + log.droppedBytes,
@@ -178,6 +189,165 @@ export async function memoryRawFlood({ megabytes = 200 } = {}): Promise<FloodRes
     await flood.close();
     await other.close();
   }
+}
+
+/** The peaks of a piece of work above a settled baseline: RSS from the process's high-water mark, heap sampled every 5 ms. */
+interface Peaks {
+  /** Input size in bytes. */
+  readonly input: number;
+  readonly rssGrowth: number;
+  readonly heapGrowth: number;
+  readonly ms: number;
+}
+
+async function peaksOf(input: number, work: () => Promise<unknown>): Promise<Peaks> {
+  const before = await settledRss();
+  const heapBefore = heapMiB();
+  const highBefore = process.resourceUsage().maxRSS / 1024;
+  let heapPeak = heapBefore;
+  const sampler = setInterval(() => {
+    heapPeak = Math.max(heapPeak, heapMiB());
+  }, 5);
+  const start = performance.now();
+  await work();
+  const ms = performance.now() - start;
+  clearInterval(sampler);
+  heapPeak = Math.max(heapPeak, heapMiB());
+  const high = process.resourceUsage().maxRSS / 1024;
+  // A high-water mark from before the baseline (start-up) would hide the work's own peak: say so rather than under-report.
+  if (high <= highBefore) throw new Error(`the work did not raise the RSS high-water mark (${round(high, 0)} MiB); nothing to measure`);
+  return { input, rssGrowth: high - before, heapGrowth: heapPeak - heapBefore, ms };
+}
+
+/** The size of the `blocks` tool's answer (big-output fixture): `n` text blocks of one character. */
+function blocksMessageBytes(n: number): number {
+  return JSON.stringify({ content: Array.from({ length: n }, (_, i) => ({ type: "text", text: String(i).slice(-1) })) }).length;
+}
+
+/** Worker: one result of `blocks` one-character text blocks through pi-mcp's host (mapping, Pi's limits, the spill). */
+export async function memoryResult({ blocks = 500_000 } = {}): Promise<Peaks> {
+  const h = await startHost({ big: fixtureServer("big-output") }, { requestTimeoutMs: 280_000 });
+  try {
+    await h.waitForTools(4, { server: "big" });
+    await h.call("mcp__big__blocks", { n: 1000, size: 1 });
+    return await peaksOf(blocksMessageBytes(blocks), () => h.call("mcp__big__blocks", { n: blocks, size: 1 }));
+  } finally {
+    await stopHost(h);
+  }
+}
+
+/** Worker: the same result read by a raw SDK client (its stdio buffer raised to pi-mcp's 16 MiB message cap). */
+export async function memoryRawResult({ blocks = 500_000 } = {}): Promise<Peaks> {
+  const raw = await rawStdioClient(nodePath(), [fixturePath("big-output")], { maxBufferSize: 16 * MiB });
+  try {
+    await raw.client.callTool({ name: "blocks", arguments: { n: 1000, size: 1 } });
+    return await peaksOf(blocksMessageBytes(blocks), () =>
+      raw.client.callTool({ name: "blocks", arguments: { n: blocks, size: 1 } }, { timeout: 280_000 }),
+    );
+  } finally {
+    await raw.close();
+  }
+}
+
+/**
+ * A settings file of about `megabytes`: "other" is Pi's settings with one
+ * large key beside a small `mcp` (an array of small objects, the densest JSON
+ * there is); "mcp" is all server definitions. Pretty-printed, as Pi writes it.
+ */
+async function writeLargeSettings(shape: "other" | "mcp", megabytes: number): Promise<{ agentDir: string; cwd: string; bytes: number }> {
+  const root = await mkdtemp(join(tmpdir(), "pi-mcp-bench-settings-"));
+  const agentDir = join(root, "agent");
+  const cwd = join(root, "project");
+  await mkdir(agentDir, { recursive: true });
+  await mkdir(cwd);
+  const target = megabytes * MiB;
+  const lines: string[] = [];
+  let size = 0;
+  const add = (text: string) => {
+    lines.push(text);
+    size += text.length;
+  };
+  if (shape === "other") {
+    add('{\n  "theme": "dark",\n  "mcp": { "servers": { "docs": { "command": "node", "args": ["docs.js"] } } },\n  "history": [\n');
+    for (let i = 0; size < target; i++)
+      add(`${i > 0 ? ",\n" : ""}    { "id": ${i}, "name": "entry-${i}", "tags": ["a", "b"], "on": true }`);
+    add("\n  ]\n}\n");
+  } else {
+    add('{\n  "mcp": {\n    "servers": {\n');
+    for (let i = 0; size < target; i++)
+      add(
+        `${i > 0 ? ",\n" : ""}      "s${i}": { "command": "node", "args": ["server-${i}.js", "--flag"], "environment": { "TOKEN": "abc" } }`,
+      );
+    add("\n    }\n  }\n}\n");
+  }
+  await writeFile(join(agentDir, "settings.json"), lines.join(""));
+  return { agentDir, cwd, bytes: size };
+}
+
+/** Worker: a session start's reads of one settings file (`raw`: one JSON.parse of it instead). */
+export async function memorySettingsRead({ agentDir = "", cwd = "", bytes = 0, raw = false } = {}): Promise<Peaks> {
+  return peaksOf(bytes, async () => {
+    if (raw) return JSON.parse(await readFile(join(agentDir, "settings.json"), "utf8"));
+    // As the Pi entry does: the settings stamp, the load, the stamp again (src/pi/extension.ts loadStamped).
+    const stamp = () => settingsDigest({ agentDir, cwd, trusted: false, env: process.env });
+    stamp();
+    const config = await loadConfig({ agentDir, cwd, projectTrusted: false, env: process.env });
+    stamp();
+    if (!config.valid) throw new Error(`the benchmark's settings are invalid: ${config.issues[0]?.message}`);
+    return config;
+  });
+}
+
+/** The rows of "working memory in proportion to the input" (see the module comment). */
+export async function memoryProportion({ blocks = 500_000, settingsMegabytes = 50 } = {}): Promise<BenchResult["rows"]> {
+  const bench = "4. memory";
+  const times = (peaks: Peaks, value: number) => round(value / (peaks.input / MiB), 1);
+  const result = await runWorker<Peaks>("memoryResult", { blocks });
+  const rawResult = await runWorker<Peaks>("memoryRawResult", { blocks });
+  const rows: BenchResult["rows"] = [
+    {
+      bench,
+      metric: `one tool result of ${blocks.toLocaleString("en-US")} text blocks (${round(result.input / MiB, 1)} MiB message): peak RSS growth in the host, × the message size (${round(result.rssGrowth, 0)} MiB; raw SDK client ${round(rawResult.rssGrowth, 0)} MiB; pi-mcp ${round(result.ms / 1000, 1)} s, raw ${round(rawResult.ms / 1000, 1)} s)`,
+      piMcp: times(result, result.rssGrowth),
+      raw: times(rawResult, rawResult.rssGrowth),
+      ratio: round(result.rssGrowth / rawResult.rssGrowth, 2),
+      unit: "× size",
+      goal: "≤ 1.5 × the raw SDK client's",
+      met: result.rssGrowth <= 1.5 * rawResult.rssGrowth,
+    },
+    {
+      bench,
+      metric: `same result: peak heap growth (heap + external, sampled every 5 ms), × the message size (${round(result.heapGrowth, 0)} MiB; raw ${round(rawResult.heapGrowth, 0)} MiB)`,
+      piMcp: times(result, result.heapGrowth),
+      raw: times(rawResult, rawResult.heapGrowth),
+      unit: "× size",
+    },
+  ];
+  for (const shape of ["other", "mcp"] as const) {
+    const file = await writeLargeSettings(shape, settingsMegabytes);
+    try {
+      const read = await runWorker<Peaks>("memorySettingsRead", file);
+      const parse = await runWorker<Peaks>("memorySettingsRead", { ...file, raw: true });
+      // A file of server definitions alone is dense JSON: one parse of it already takes about 5 times its size.
+      const goal =
+        shape === "other"
+          ? { text: "≤ 4 × size", met: read.rssGrowth <= 4 * (file.bytes / MiB) }
+          : { text: "≤ 3 × one JSON.parse of it", met: read.rssGrowth <= 3 * parse.rssGrowth };
+      rows.push({
+        bench,
+        metric: `${round(file.bytes / MiB, 0)} MiB settings file, ${shape === "other" ? "mostly keys other than mcp" : "all of it server definitions in mcp"}: a session start's reads (stamp, load, stamp), peak RSS growth × the file size (${round(read.rssGrowth, 0)} MiB in ${round(read.ms / 1000, 1)} s; one JSON.parse ${round(parse.rssGrowth, 0)} MiB)`,
+        piMcp: times(read, read.rssGrowth),
+        raw: times(parse, parse.rssGrowth),
+        ratio: round(read.rssGrowth / parse.rssGrowth, 2),
+        unit: "× size",
+        goal: goal.text,
+        met: goal.met,
+      });
+    } finally {
+      await rm(dirname(file.agentDir), { recursive: true, force: true });
+    }
+  }
+  return rows;
 }
 
 export async function memory({ megabytes = 200 } = {}): Promise<BenchResult> {
@@ -254,6 +424,7 @@ export async function memory({ megabytes = 200 } = {}): Promise<BenchResult> {
         goal: "≤ 200 MiB (16 MiB message cap; without it the host grew by gigabytes)",
         met: endlessCut && endlessGrowth <= 200,
       },
+      ...(await memoryProportion()),
     ],
     notes: [],
   };

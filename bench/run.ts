@@ -8,8 +8,8 @@
  * machine it ran on and writes it to bench/results/<date>.md (ignored by git)
  * and bench/RESULTS.md (committed, quoted by the README).
  *
- * Benchmarks: call-overhead, catalog, catalog-pi, startup, memory, concurrency, instant.
- * `--no-pi` leaves out the three that run a real Pi (catalog-pi, startup, instant).
+ * Benchmarks: call-overhead, catalog, catalog-pi, startup, first-start, memory, concurrency, instant, registration, builtin, connect.
+ * `--no-pi` leaves out the six that run a real Pi (catalog-pi, startup, first-start, instant, registration, builtin).
  */
 import { execFileSync } from "node:child_process";
 import { mkdirSync, writeFileSync } from "node:fs";
@@ -23,31 +23,65 @@ const BENCH_DIR = fileURLToPath(new URL(".", import.meta.url));
 
 /** Every function a worker process can run, by name. */
 async function workerFunctions(): Promise<Record<string, (options: Record<string, unknown>) => Promise<unknown>>> {
-  const [{ callOverhead }, { catalog, catalogPi }, { startup }, memory, { concurrency }, { instant }] = await Promise.all([
+  const [
+    { callOverhead },
+    { catalog, catalogPi },
+    { startup, firstStart },
+    memory,
+    { concurrency },
+    { instant },
+    { registration },
+    { builtin },
+    { connect },
+  ] = await Promise.all([
     import("./call-overhead.ts"),
     import("./catalog.ts"),
     import("./startup.ts"),
     import("./memory.ts"),
     import("./concurrency.ts"),
     import("./instant.ts"),
+    import("./registration.ts"),
+    import("./builtin.ts"),
+    import("./connect.ts"),
   ]);
   return {
     "call-overhead": callOverhead,
     catalog,
     "catalog-pi": catalogPi,
     startup,
+    "first-start": firstStart,
     memory: memory.memory,
     memoryHostServers: memory.memoryHostServers,
     memoryRawServers: memory.memoryRawServers,
     memoryFlood: memory.memoryFlood,
     memoryRawFlood: memory.memoryRawFlood,
+    memoryResult: memory.memoryResult,
+    memoryRawResult: memory.memoryRawResult,
+    memorySettingsRead: memory.memorySettingsRead,
     concurrency,
     instant,
+    registration,
+    builtin,
+    connect,
   };
 }
 
-const BENCHMARKS = ["call-overhead", "catalog", "catalog-pi", "startup", "memory", "concurrency", "instant"] as const;
-const NEEDS_PI = new Set(["catalog-pi", "startup", "instant"]);
+const BENCHMARKS = [
+  "call-overhead",
+  "catalog",
+  "catalog-pi",
+  "startup",
+  "first-start",
+  "memory",
+  "concurrency",
+  "instant",
+  "registration",
+  "builtin",
+  "connect",
+] as const;
+const NEEDS_PI = new Set(["catalog-pi", "startup", "first-start", "instant", "registration", "builtin"]);
+/** Benchmarks that take longer than a worker's default bound: registering 20,000 tools costs Pi itself minutes (quadratic). */
+const WORKER_TIMEOUT_MS: Partial<Record<(typeof BENCHMARKS)[number], number>> = { registration: 7_200_000, builtin: 3_600_000 };
 
 function cell(value: number | string | undefined): string {
   if (value === undefined) return "";
@@ -55,10 +89,15 @@ function cell(value: number | string | undefined): string {
 }
 
 function table(rows: readonly Row[]): string {
-  const lines = ["| Benchmark | Measure | pi-mcp | raw SDK / baseline | Ratio | Unit | Goal | Met |", "|---|---|---:|---:|---:|---|---|---|"];
+  const lines = [
+    "| Benchmark | Measure | pi-mcp | raw SDK / baseline | Ratio | Unit | Goal | Met |",
+    "|---|---|---:|---:|---:|---|---|---|",
+  ];
   for (const row of rows) {
     const met = row.met === undefined ? "" : row.met ? "yes" : "**no**";
-    lines.push(`| ${row.bench} | ${row.metric} | ${cell(row.piMcp)} | ${cell(row.raw)} | ${cell(row.ratio)} | ${row.unit} | ${row.goal ?? ""} | ${met} |`);
+    lines.push(
+      `| ${row.bench} | ${row.metric} | ${cell(row.piMcp)} | ${cell(row.raw)} | ${cell(row.ratio)} | ${row.unit} | ${row.goal ?? ""} | ${met} |`,
+    );
   }
   return lines.join("\n");
 }
@@ -98,17 +137,23 @@ async function main(): Promise<void> {
   const selected = BENCHMARKS.filter((name) => (only ? only.has(name) : !(args.includes("--no-pi") && NEEDS_PI.has(name))));
 
   const started = Date.now();
-  const load = loadavg().map((value) => value.toFixed(2)).join(", ");
+  const load = loadavg()
+    .map((value) => value.toFixed(2))
+    .join(", ");
   const results: BenchResult[] = [];
   for (const name of selected) {
     const t = Date.now();
     process.stderr.write(`bench: ${name} ...`);
     try {
-      results.push(await runWorker<BenchResult>(name));
+      results.push(await runWorker<BenchResult>(name, {}, WORKER_TIMEOUT_MS[name]));
       process.stderr.write(` ${((Date.now() - t) / 1000).toFixed(1)} s\n`);
     } catch (error) {
       process.stderr.write(` failed\n${error instanceof Error ? error.message : String(error)}\n`);
-      results.push({ name, rows: [{ bench: name, metric: "failed to run (see the runner's output)", piMcp: "—", unit: "", goal: "runs", met: false }], notes: [] });
+      results.push({
+        name,
+        rows: [{ bench: name, metric: "failed to run (see the runner's output)", piMcp: "—", unit: "", goal: "runs", met: false }],
+        notes: [],
+      });
     }
   }
   const seconds = (Date.now() - started) / 1000;

@@ -4,9 +4,19 @@
  * run without pi-mcp. Measured: time from spawning Pi until the model receives
  * its first request (written by bench/pi/first-request.ts). A third variant,
  * pi-mcp with no servers, separates loading the extension from starting servers.
- * Variants run interleaved, round by round.
+ * Variants run interleaved, round by round. The slow servers' settings turn
+ * the first-request wait off (`firstRequestWaitMs: 0`): this measures what
+ * pi-mcp adds to Pi's start when nothing is waited for.
+ *
+ * 3b. First start with five servers of 20 tools (fresh agent folders, the
+ * catalogs not known): how many MCP tools the model's first request carries
+ * and the time from spawning Pi until that request, pi-mcp (default
+ * settings: it waits for the servers) versus Pi's built-in MCP (the same
+ * servers in `<agentDir>/mcp.json` with `direct` exposure, pi-mcp not
+ * loaded), interleaved.
  */
 import { readFile, writeFile } from "node:fs/promises";
+import { loadavg } from "node:os";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
 import { makePiHome, NODE, REPO_ROOT, runPi } from "../test/e2e/harness/pi.ts";
@@ -30,8 +40,11 @@ async function runOnce(variant: Variant, servers: number, delayMs: number): Prom
         { command: NODE, args: [fixturePath("slow-start")], environment: { FIXTURE_START_DELAY_MS: String(delayMs) } },
       ]),
     );
-    // The same settings file in every variant (Pi itself ignores the `mcp` key).
-    await writeFile(join(home.agentDir, "settings.json"), JSON.stringify({ mcp: { servers: slow } }));
+    // The same settings file in every variant (Pi itself ignores the `mcp` key); no first-request wait (see above).
+    await writeFile(
+      join(home.agentDir, "settings.json"),
+      JSON.stringify({ mcp: { firstRequestWaitMs: 0, exposure: "direct", servers: slow } }),
+    );
     const out = join(home.home, "first-request.txt");
     const extensions = variant === "without pi-mcp" ? [FIRST_REQUEST] : [REPO_ROOT, FIRST_REQUEST];
     const spawnedAt = performance.timeOrigin + performance.now();
@@ -44,7 +57,8 @@ async function runOnce(variant: Variant, servers: number, delayMs: number): Prom
       env: { BENCH_FIRST_REQUEST: out },
       timeoutMs: 60_000,
     });
-    if (run.code !== 0 || !run.stdout.includes("ok")) throw new Error(`pi -p hi failed (${variant}): code ${run.code}\n${run.stderr.slice(-2000)}`);
+    if (run.code !== 0 || !run.stdout.includes("ok"))
+      throw new Error(`pi -p hi failed (${variant}): code ${run.code}\n${run.stderr.slice(-2000)}`);
     const firstAt = Number(await readFile(out, "utf8"));
     return { firstRequest: firstAt - spawnedAt, exit: run.durationMs };
   } finally {
@@ -79,7 +93,7 @@ export async function startup({ rounds = 5, servers = 10, delayMs = 2_000 } = {}
     rows: [
       {
         bench: "3. start-up",
-        metric: `pi -p hi: spawn → first model request, pi-mcp + ${servers} servers that take ${delayMs / 1000} s to start vs without pi-mcp; medians, ratio = median of ${rounds} paired rounds`,
+        metric: `pi -p hi: spawn → first model request, pi-mcp + ${servers} servers that take ${delayMs / 1000} s to start (firstRequestWaitMs 0) vs without pi-mcp; medians, ratio = median of ${rounds} paired rounds`,
         piMcp: round(full, 0),
         raw: round(base, 0),
         ratio: round(ratio, 3),
@@ -113,6 +127,112 @@ export async function startup({ rounds = 5, servers = 10, delayMs = 2_000 } = {}
           ]
         : []),
       `Start-up ranges (min–max ms to the first request): without pi-mcp ${spread("without pi-mcp")}; pi-mcp, no servers ${spread("pi-mcp, no servers")}; pi-mcp, ${servers} slow servers ${spread("pi-mcp, 10 slow servers")}.`,
+    ],
+  };
+}
+
+type FirstStartVariant = "pi-mcp" | "Pi's built-in MCP";
+
+interface FirstStartSample {
+  /** Spawn → the model's first request. */
+  readonly ms: number;
+  /** MCP tools in that request. */
+  readonly tools: number;
+  /** The machine's 1-minute load average when the run began. */
+  readonly load: number;
+}
+
+/** One first start (a fresh agent folder) with `servers` servers of `tools` tools each, through pi-mcp or Pi's built-in MCP. */
+async function firstStartOnce(variant: FirstStartVariant, servers: number, tools: number): Promise<FirstStartSample> {
+  const home = await makePiHome();
+  try {
+    const definitions = Object.fromEntries(
+      Array.from({ length: servers }, (_, i) => [
+        `srv${i}`,
+        { command: NODE, args: [fixturePath("many-tools")], environment: { FIXTURE_TOOLS: String(tools), FIXTURE_PAGE_SIZE: "100" } },
+      ]),
+    );
+    if (variant === "pi-mcp")
+      await writeFile(join(home.agentDir, "settings.json"), JSON.stringify({ mcp: { exposure: "direct", servers: definitions } }));
+    else {
+      const mcpServers = Object.fromEntries(
+        // `direct`: declared to the model like pi-mcp's tools (the built-in's default, codemode, declares none).
+        Object.entries(definitions).map(([name, { command, args, environment }]) => [
+          name,
+          { command, args, env: environment, exposure: "direct" },
+        ]),
+      );
+      await writeFile(join(home.agentDir, "mcp.json"), JSON.stringify({ mcpServers }));
+    }
+    const out = join(home.home, "first-request.txt");
+    const toolsOut = join(home.home, "first-tools.json");
+    const load = loadavg()[0]!;
+    const spawnedAt = performance.timeOrigin + performance.now();
+    const run = await runPi({
+      home: home.home,
+      cwd: home.cwd,
+      faux: false,
+      extensions: variant === "pi-mcp" ? [REPO_ROOT, FIRST_REQUEST] : [FIRST_REQUEST],
+      args: ["--provider", "benchfaux", "--model", "faux-1", "-p", "hi"],
+      env: { BENCH_FIRST_REQUEST: out, BENCH_FIRST_TOOLS: toolsOut },
+      timeoutMs: 60_000,
+    });
+    if (run.code !== 0 || !run.stdout.includes("ok"))
+      throw new Error(`pi -p hi failed (${variant}): code ${run.code}\n${run.stderr.slice(-2000)}`);
+    const names = JSON.parse(await readFile(toolsOut, "utf8")) as string[];
+    return { ms: Number(await readFile(out, "utf8")) - spawnedAt, tools: names.filter((name) => name.startsWith("mcp__")).length, load };
+  } finally {
+    await home.cleanup();
+  }
+}
+
+export async function firstStart({ rounds = 5, servers = 5, tools = 20 } = {}): Promise<BenchResult> {
+  const variants: FirstStartVariant[] = ["pi-mcp", "Pi's built-in MCP"];
+  for (const variant of variants) await firstStartOnce(variant, servers, tools); // warm-up: file caches, jiti's first compile
+  const samples = new Map<FirstStartVariant, FirstStartSample[]>(variants.map((variant) => [variant, []]));
+  for (let i = 0; i < rounds; i++) {
+    const order = i % 2 === 0 ? variants : [...variants].reverse();
+    for (const variant of order) samples.get(variant)!.push(await firstStartOnce(variant, servers, tools));
+  }
+  const of = (variant: FirstStartVariant) => samples.get(variant)!;
+  const loads = variants.flatMap((variant) => of(variant).map((sample) => sample.load));
+  const all = servers * tools;
+  const fewest = (variant: FirstStartVariant) => Math.min(...of(variant).map((sample) => sample.tools));
+  const ms = (variant: FirstStartVariant) => median(of(variant).map((sample) => sample.ms));
+  const ratio = median(of("pi-mcp").map((sample, i) => sample.ms / of("Pi's built-in MCP")[i]!.ms));
+  const spread = (variant: FirstStartVariant) => {
+    const values = of(variant).map((sample) => sample.ms);
+    return `${round(Math.min(...values), 0)}–${round(Math.max(...values), 0)}`;
+  };
+  return {
+    name: "first-start",
+    rows: [
+      {
+        bench: "3b. first start",
+        metric: `pi -p hi, ${servers} servers of ${tools} tools, fresh agent folder (no known catalog): MCP tools in the first model request, fewest of ${rounds} runs, pi-mcp vs Pi's built-in MCP (mcp.json, direct exposure, pi-mcp not loaded)`,
+        piMcp: fewest("pi-mcp"),
+        raw: fewest("Pi's built-in MCP"),
+        unit: "tools",
+        goal: `all ${all}`,
+        met: fewest("pi-mcp") === all,
+      },
+      {
+        bench: "3b. first start",
+        metric: `the same runs: spawn → first model request (pi-mcp loads its core and starts the servers, then gives each up to firstRequestWaitMs, 5 s, from its start; the built-in waits up to 10 s for direct servers); medians, ratio = median of ${rounds} paired rounds`,
+        piMcp: round(ms("pi-mcp"), 0),
+        raw: round(ms("Pi's built-in MCP"), 0),
+        ratio: round(ratio, 3),
+        unit: "ms",
+      },
+    ],
+    notes: [
+      `First start ranges (min–max ms to the first request): pi-mcp ${spread("pi-mcp")}; Pi's built-in MCP ${spread("Pi's built-in MCP")}; MCP tools in the first request per run: pi-mcp ${of(
+        "pi-mcp",
+      )
+        .map((sample) => sample.tools)
+        .join(", ")}; built-in ${of("Pi's built-in MCP")
+        .map((sample) => sample.tools)
+        .join(", ")}; 1-minute load average when each run began: ${round(Math.min(...loads), 1)}–${round(Math.max(...loads), 1)}.`,
     ],
   };
 }

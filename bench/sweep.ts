@@ -26,7 +26,14 @@ async function seed(sessions: string, count: number): Promise<void> {
     await mkdir(join(folder, "spill"), { recursive: true });
     await writeFile(join(folder, "logs", "server.log"), "x".repeat(4096));
     await writeFile(join(folder, "spill", "out.txt"), "y".repeat(64 * 1024));
-    for (const path of [join(folder, "logs", "server.log"), join(folder, "spill", "out.txt"), join(folder, "logs"), join(folder, "spill"), folder]) await utimes(path, then, then);
+    for (const path of [
+      join(folder, "logs", "server.log"),
+      join(folder, "spill", "out.txt"),
+      join(folder, "logs"),
+      join(folder, "spill"),
+      folder,
+    ])
+      await utimes(path, then, then);
   }
 }
 
@@ -50,7 +57,13 @@ async function runOnce(folders: number): Promise<Sample> {
     await rpc.prompt("hi", { timeoutMs: 120_000 });
     const answered = performance.now() - started;
     const stamp = join(sessions, ".swept");
-    while (!(await stat(stamp).then(() => true, () => false))) await new Promise((resolve) => setTimeout(resolve, 5));
+    while (
+      !(await stat(stamp).then(
+        () => true,
+        () => false,
+      ))
+    )
+      await new Promise((resolve) => setTimeout(resolve, 5));
     const swept = performance.now() - started;
     const closing = performance.now();
     await rpc.close(60_000);

@@ -7,9 +7,13 @@ const MARK = "BENCH-RESULT ";
 
 export function runWorker<T>(name: string, options: Record<string, unknown> = {}, timeoutMs = 280_000): Promise<T> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ["--experimental-transform-types", "--no-warnings", "--expose-gc", RUNNER, "--worker", name, JSON.stringify(options)], {
-      stdio: ["ignore", "pipe", "pipe"],
-    });
+    const child = spawn(
+      process.execPath,
+      ["--experimental-transform-types", "--no-warnings", "--expose-gc", RUNNER, "--worker", name, JSON.stringify(options)],
+      {
+        stdio: ["ignore", "pipe", "pipe"],
+      },
+    );
     let stdout = "";
     let stderr = "";
     child.stdout.setEncoding("utf8").on("data", (chunk: string) => (stdout += chunk));

@@ -1,18 +1,17 @@
 /**
- * The `pi-mcp` program: a citty main command whose subcommands are loaded
- * only when run (each is `cli/commands/<name>.ts`, one shared command spec
- * each), plus the conventions around them: `--version`/`-v`, `--help`/`-h`
- * and `help [command]`, and exit code 2 for every usage error.
+ * The `pi-mcp` program: its subcommands, citty commands loaded only when run
+ * (each is `cli/commands/<name>.ts`, one shared command spec each), plus the
+ * conventions around them: `--version`/`-v`, `--help`/`-h` and
+ * `help [command]`, and exit code 2 for every usage error.
  */
-import { defineCommand, runCommand, type CommandDef, type Resolvable } from "citty";
+import { runCommand } from "citty";
 import packageJson from "../package.json" with { type: "json" };
-import { commandHelp, overviewHelp, usageLines, type HelpStyle } from "../src/commands/help.ts";
-import { surfaceUsage, usage } from "../src/kernel/commands.ts";
-import { LONG_SHORTS } from "../src/commands/parse.ts";
+import { commandHelp, helpCommand, overviewHelp, usageLines, type HelpStyle } from "../src/commands/help.ts";
+import { surfaceUsage } from "../src/kernel/commands.ts";
+import { parseCommandArgs } from "../src/commands/parse.ts";
 import { failure } from "../src/commands/run.ts";
 import type { CommandResult } from "../src/kernel/commands.ts";
 import { stripTerminalControls } from "../src/safety/text.ts";
-import { ownValue } from "../src/safety/keys.ts";
 import { wantsColor, type CliIo, type CliOutcome } from "./io.ts";
 import type { SpecCommand } from "./spec-command.ts";
 
@@ -33,12 +32,7 @@ export const SUBCOMMANDS = {
   test: () => load(import("./commands/test.ts")),
 } satisfies Record<string, () => Promise<SpecCommand>>;
 
-export const VERSION: string = packageJson.version;
-
-export const mainCommand: CommandDef = defineCommand({
-  meta: { name: "pi-mcp", version: VERSION, description: "Manage the MCP servers of the Pi coding agent (the mcp key of Pi's settings.json)" },
-  subCommands: SUBCOMMANDS as Record<string, Resolvable<CommandDef>>,
-});
+const VERSION: string = packageJson.version;
 
 const OVERVIEW = {
   title: `pi-mcp ${VERSION}: manage the MCP servers of the Pi coding agent (the "mcp" key of Pi's settings.json)`,
@@ -65,7 +59,9 @@ const ok = (output: string): CommandResult => ({ exitCode: 0, output });
 const usageError = (output: string): CommandResult => ({ exitCode: 2, output });
 
 function unknownCommand(name: string): CommandResult {
-  return usageError(`unknown command "${stripTerminalControls(name)}" (commands: ${Object.keys(SUBCOMMANDS).join(", ")})\nRun pi-mcp --help for usage.`);
+  return usageError(
+    `unknown command "${stripTerminalControls(name)}" (commands: ${Object.keys(SUBCOMMANDS).join(", ")})\nRun pi-mcp --help for usage.`,
+  );
 }
 
 async function overview(style: HelpStyle): Promise<string> {
@@ -73,11 +69,8 @@ async function overview(style: HelpStyle): Promise<string> {
   return overviewHelp(specs, "cli", OVERVIEW, style);
 }
 
-/** citty's words for a problem, with a missing argument named as help and `/mcp` name it (`missing <server>`, not `SERVER`). */
-function cittyProblem(message: string): string {
-  const missing = /^Missing required positional argument: (\S+)$/.exec(message);
-  return stripTerminalControls(missing ? `missing <${missing[1]!.toLowerCase()}>` : message);
-}
+/** `help [command]`'s grammar (the one `/mcp help` has); the program answers it itself, lazily and in colour. */
+const HELP = helpCommand(() => []);
 
 /**
  * Runs one command line and says what to print; writes nothing itself except
@@ -86,17 +79,21 @@ function cittyProblem(message: string): string {
 export async function runCli(argv: readonly string[], io: CliIo): Promise<CliOutcome> {
   const style: HelpStyle = { color: wantsColor(io), width: 80 };
   const dashes = argv.indexOf("--");
-  // `-na` is the one two-letter short option; what follows `--` is a local server's command line, left alone.
-  const args = argv.map((arg, index) => (dashes === -1 || index < dashes ? (ownValue(LONG_SHORTS, arg) ?? arg) : arg));
-  const head = dashes === -1 ? args : args.slice(0, dashes);
-  const [name, ...rest] = args;
+  // What follows `--` is a local server's command line: a --help there is its own.
+  const head = dashes === -1 ? argv : argv.slice(0, dashes);
+  const [name, ...rest] = argv;
   const text = (result: CommandResult): CliOutcome => ({ result, json: false });
 
-  if (name === "--version" || name === "-v") return text(args.length === 1 ? ok(VERSION) : usageError(`pi-mcp ${name} takes no arguments\nRun pi-mcp --help for usage.`));
+  if (name === "--version" || name === "-v")
+    return text(argv.length === 1 ? ok(VERSION) : usageError(`pi-mcp ${name} takes no arguments\nRun pi-mcp --help for usage.`));
   const helpAsked = head.includes("--help") || head.includes("-h");
   if (name === "help") {
-    const [topic, extra] = rest;
-    if (extra !== undefined) return text(usageError("help: give at most one command\nusage: pi-mcp help [command]"));
+    let topic: string | undefined;
+    try {
+      topic = parseCommandArgs(HELP, rest, "cli").positionals[0];
+    } catch (error) {
+      return withProgramUsage(text(failure(error)), HELP);
+    }
     if (topic === undefined || topic === "help") return text(ok(await overview(style)));
     return text(isCommand(topic) ? ok(commandHelp((await SUBCOMMANDS[topic]()).spec, "cli", style)) : unknownCommand(topic));
   }
@@ -107,7 +104,13 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<CliOut
       return text(isCommand(topic) ? ok(commandHelp((await SUBCOMMANDS[topic]()).spec, "cli", style)) : ok(await overview(style)));
     }
     // On stderr: colour is decided for stdout, so this copy of the overview has none.
-    return text(usageError(name === undefined ? `no command given\n${await overview({ ...style, color: false })}` : `unknown option ${stripTerminalControls(name)}\nRun pi-mcp --help for usage.`));
+    return text(
+      usageError(
+        name === undefined
+          ? `no command given\n${await overview({ ...style, color: false })}`
+          : `unknown option ${stripTerminalControls(name)}\nRun pi-mcp --help for usage.`,
+      ),
+    );
   }
   if (!isCommand(name)) return text(unknownCommand(name));
   const command = await SUBCOMMANDS[name]();
@@ -116,8 +119,6 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<CliOut
     const { result } = await runCommand(command, { rawArgs: rest, data: io });
     return withProgramUsage(result as CliOutcome, command.spec);
   } catch (error) {
-    // citty's own parse errors (a missing argument, a value an option does not take) are usage errors.
-    if (error instanceof Error && error.name === "CLIError") return withProgramUsage(text(failure(usage(command.spec, cittyProblem(error.message), "cli"))), command.spec);
     return text(failure(error));
   }
 }
@@ -131,6 +132,11 @@ function withProgramUsage(outcome: CliOutcome, spec: SpecCommand["spec"]): CliOu
   const { result } = outcome;
   const shared = `\nusage: ${surfaceUsage(spec, "cli")}`;
   if (result.exitCode !== 2 || !result.output.endsWith(shared)) return outcome;
-  const lines = [result.output.slice(0, -shared.length), "Usage:", ...usageLines(spec, "cli"), `Run pi-mcp help ${spec.name} for its arguments, options and examples.`];
+  const lines = [
+    result.output.slice(0, -shared.length),
+    "Usage:",
+    ...usageLines(spec, "cli"),
+    `Run pi-mcp help ${spec.name} for its arguments, options and examples.`,
+  ];
   return { ...outcome, result: { ...result, output: lines.join("\n") } };
 }

@@ -59,7 +59,9 @@ const stableRun = (id, args) => ({
  * other suites; together they are `--suite all`.
  */
 export const RUNS = [
-  ...["initialize", "tools_call", "elicitation-sep1034-client-defaults", "sse-retry"].map((scenario) => stableRun(scenario, ["--scenario", scenario])),
+  ...["initialize", "tools_call", "elicitation-sep1034-client-defaults", "sse-retry"].map((scenario) =>
+    stableRun(scenario, ["--scenario", scenario]),
+  ),
   ...["auth", "backcompat", "draft", "extensions"].map((suite) => stableRun(suite, ["--suite", suite])),
   ...["2025-11-25", "2026-07-28"].map((revision) => ({
     id: revision,
@@ -105,7 +107,10 @@ export function yamlList(text, key) {
     }
     const item = inside && /^\s+-\s+(.*)$/.exec(line);
     if (!item) continue;
-    const value = item[1].replace(/\s+#.*$/, "").trim().replace(/^(["'])(.*)\1$/, "$2");
+    const value = item[1]
+      .replace(/\s+#.*$/, "")
+      .trim()
+      .replace(/^(["'])(.*)\1$/, "$2");
     // `- scenario: x` entries (not_scored) carry their name in the mapping.
     const named = /^scenario:\s*(.+)$/.exec(value);
     items.push(named ? named[1].trim() : value);
@@ -143,8 +148,8 @@ export function extensionScenarios(listing) {
   let client = false;
   for (const line of listing.split("\n")) {
     if (/^\S/.test(line)) client = /^client scenarios/i.test(line);
-    const item = client && /^\s+-\s+(\S+)\s+\[([^\]]*)\]/.exec(line);
-    if (item && item[2].split(",").every((version) => version.trim() === "extension")) extensions.add(item[1]);
+    const item = client ? /^\s+-\s+(\S+)\s+\[([^\]]*)\]/.exec(line) : null;
+    if (item?.[2].split(",").every((version) => version.trim() === "extension")) extensions.add(item[1]);
   }
   return extensions;
 }
@@ -158,7 +163,11 @@ export function listScenarios(run) {
 
 function listOnce(runnerPackage) {
   return new Promise((resolve, reject) => {
-    const child = spawn(nodeBinary(), [packageBin(runnerPackage), "list"], { cwd: ROOT, stdio: ["ignore", "pipe", "inherit"], env: { ...process.env, FORCE_COLOR: "0", NO_COLOR: "1" } });
+    const child = spawn(nodeBinary(), [packageBin(runnerPackage), "list"], {
+      cwd: ROOT,
+      stdio: ["ignore", "pipe", "inherit"],
+      env: { ...process.env, FORCE_COLOR: "0", NO_COLOR: "1" },
+    });
     let output = "";
     child.stdout.setEncoding("utf8").on("data", (chunk) => (output += chunk));
     child.on("error", reject);
@@ -184,7 +193,10 @@ function readResults(folder) {
       const path = join(dir, entry.name);
       if (entry.isDirectory()) walk(path);
       else if (entry.name === "checks.json") {
-        const scenario = relative(folder, dirname(path)).split(sep).join("/").replace(/-\d{4}-\d{2}-\d{2}T[\d-]+Z$/, "");
+        const scenario = relative(folder, dirname(path))
+          .split(sep)
+          .join("/")
+          .replace(/-\d{4}-\d{2}-\d{2}T[\d-]+Z$/, "");
         try {
           results.set(scenario, JSON.parse(readFileSync(path, "utf8")));
         } catch {
@@ -208,9 +220,16 @@ function judge(scenario, checks, expected, scored) {
   if (expected.whole.has(scenario)) return { ...base, outcome: failing.length > 0 ? "expected" : "stale" };
   const excused = expected.checks.get(scenario);
   const unexpected = failing.filter((check) => !excused?.has(check.id));
-  if (unexpected.length > 0) return { ...base, outcome: "fail", detail: unexpected.map((check) => `${check.id}: ${check.errorMessage ?? check.description ?? check.status}`) };
+  if (unexpected.length > 0)
+    return {
+      ...base,
+      outcome: "fail",
+      detail: unexpected.map((check) => `${check.id}: ${check.errorMessage ?? check.description ?? check.status}`),
+    };
   if (excused) {
-    const stale = [...excused].filter((id) => checks.some((check) => check.id === id && check.status === "SUCCESS") && !failing.some((check) => check.id === id));
+    const stale = [...excused].filter(
+      (id) => checks.some((check) => check.id === id && check.status === "SUCCESS") && !failing.some((check) => check.id === id),
+    );
     if (stale.length > 0) return { ...base, outcome: "stale", detail: stale.map((id) => `${id} now passes`) };
     if (failing.length > 0) return { ...base, outcome: "expected" };
   }
@@ -277,7 +296,13 @@ function runRunner(run, { command, folder, verbose }) {
 }
 
 const MARK = { pass: "✓", expected: "~", "not-scored": "·", fail: "✗", stale: "!" };
-const LABEL = { pass: "", expected: " (expected failure)", "not-scored": " (not scored)", fail: " UNEXPECTED FAILURE", stale: " STALE expected-failures entry: it passes now" };
+const LABEL = {
+  pass: "",
+  expected: " (expected failure)",
+  "not-scored": " (not scored)",
+  fail: " UNEXPECTED FAILURE",
+  stale: " STALE expected-failures entry: it passes now",
+};
 
 /** Runs the suite; returns the per-run verdicts and the totals. */
 export async function runConformance({ only = [], verbose = false, keep = false, results } = {}) {
@@ -294,7 +319,12 @@ export async function runConformance({ only = [], verbose = false, keep = false,
     const folder = join(resultsRoot, run.id);
     const runStarted = performance.now();
     const version = packageVersion(run.package);
-    console.log(`\n▶ conformance ${version} client ${run.args.filter((arg) => arg !== EXPECTED_FAILURES).join(" ").replace("--expected-failures", "(with expected failures)")}`);
+    console.log(
+      `\n▶ conformance ${version} client ${run.args
+        .filter((arg) => arg !== EXPECTED_FAILURES)
+        .join(" ")
+        .replace("--expected-failures", "(with expected failures)")}`,
+    );
     const outcome = await runRunner(run, { command, folder, verbose });
     await writeFile(join(folder, "runner-output.txt"), outcome.output).catch(() => undefined);
     const scoring = await scoringOf(run);
@@ -302,7 +332,9 @@ export async function runConformance({ only = [], verbose = false, keep = false,
       .map(([scenario, checks]) => judge(scenario, checks, expected, scoring.scores(scenario)))
       .sort((a, b) => a.scenario.localeCompare(b.scenario));
     for (const verdict of verdicts) {
-      console.log(`  ${MARK[verdict.outcome]} ${verdict.scenario}: ${verdict.passed} checks passed, ${verdict.failed} failed${LABEL[verdict.outcome]}`);
+      console.log(
+        `  ${MARK[verdict.outcome]} ${verdict.scenario}: ${verdict.passed} checks passed, ${verdict.failed} failed${LABEL[verdict.outcome]}`,
+      );
       for (const line of verdict.detail ?? []) console.log(`      ${line.slice(0, 300)}`);
     }
     const missing = scoring.required.filter((scenario) => !verdicts.some((verdict) => verdict.scenario === scenario));
@@ -318,7 +350,9 @@ export async function runConformance({ only = [], verbose = false, keep = false,
     if (runnerFailed && runFailed === 0) totals.failed += 1;
     const seconds = ((performance.now() - runStarted) / 1000).toFixed(1);
     const why = outcome.timedOut ? `killed after ${run.limitMs / 1000} s` : runnerFailed ? `runner exit ${outcome.code}` : "runner exit 0";
-    console.log(`  ${runFailed > 0 || runnerFailed ? "✗" : "✓"} ${run.id}: ${count("pass")} passed, ${runFailed} failed, ${count("expected")} expected failures, ${count("not-scored")} not scored (${why}, ${seconds} s)`);
+    console.log(
+      `  ${runFailed > 0 || runnerFailed ? "✗" : "✓"} ${run.id}: ${count("pass")} passed, ${runFailed} failed, ${count("expected")} expected failures, ${count("not-scored")} not scored (${why}, ${seconds} s)`,
+    );
     if (runnerFailed && !verbose) {
       const tail = outcome.output.split("\n").slice(-25).join("\n");
       console.log(`  runner output (last lines; all of it in ${join(folder, "runner-output.txt")}):\n${tail.replace(/^/gm, "    | ")}`);
@@ -329,7 +363,9 @@ export async function runConformance({ only = [], verbose = false, keep = false,
   const failed = totals.failed > 0;
   if (failed || keep || results) console.log(`\nresults: ${resultsRoot}`);
   else await rm(resultsRoot, { recursive: true, force: true });
-  console.log(`\nconformance: ${totals.passed} passed, ${totals.failed} failed (${totals.expected} expected failures, ${totals.notScored} not scored; ${seconds} s)`);
+  console.log(
+    `\nconformance: ${totals.passed} passed, ${totals.failed} failed (${totals.expected} expected failures, ${totals.notScored} not scored; ${seconds} s)`,
+  );
   return { ok: !failed, totals, runs, seconds: Number(seconds), resultsDir: resultsRoot };
 }
 

@@ -24,7 +24,13 @@ const env = {
 function run(title, command, args, extraEnv = {}) {
   console.log(`\n$ ${title}`);
   const started = Date.now();
-  const result = spawnSync(command, args, { cwd: project, env: { ...env, ...extraEnv }, encoding: "utf8", stdio: ["ignore", "pipe", "pipe"], timeout: 120_000 });
+  const result = spawnSync(command, args, {
+    cwd: project,
+    env: { ...env, ...extraEnv },
+    encoding: "utf8",
+    stdio: ["ignore", "pipe", "pipe"],
+    timeout: 120_000,
+  });
   process.stdout.write(result.stdout);
   const errors = result.stderr.split("\n").filter((line) => line.trim() && !/^Warning: |^\s+\/.*\.md$|builtin/.test(line));
   if (errors.length > 0) process.stdout.write(`${errors.join("\n")}\n`);
@@ -54,11 +60,18 @@ try {
     [
       join(root, "node_modules", "@earendil-works", "pi-coding-agent", "dist", "cli.js"),
       "--no-session",
-      "-e", root,
-      "-e", join(root, "test", "e2e", "harness", "faux-provider.ts"),
-      "--provider", "faux",
-      "--model", "faux-1",
-      "-p", "/mcp wait", "/mcp status", "Use the everything tools",
+      "-e",
+      root,
+      "-e",
+      join(root, "test", "e2e", "harness", "faux-provider.ts"),
+      "--provider",
+      "faux",
+      "--model",
+      "faux-1",
+      "-p",
+      "/mcp wait",
+      "/mcp status",
+      "Use the everything tools",
     ],
     { PI_MCP_FAUX_SCRIPT: script },
   );

@@ -26,7 +26,9 @@ const PLUGIN_MAY_IMPORT = [KERNEL, "src/config/", "src/safety/"];
 const PLUGIN_IMPORTERS = new Set(["src/composition.ts", "src/index.ts"]);
 
 const root = resolve(process.argv[2] ?? join(dirname(new URL(import.meta.url).pathname), ".."));
-const files = SCANNED.flatMap((folder) => sourceFiles(join(root, folder))).map(toProjectPath).sort();
+const files = SCANNED.flatMap((folder) => sourceFiles(join(root, folder)))
+  .map(toProjectPath)
+  .sort();
 const edges = files.flatMap((file) => importsOf(file));
 const circles = importCircles(files, edges);
 const folderCircles = importCircles([...new Set(files.map(folderOf))].sort(), folderEdges(edges));
@@ -36,7 +38,9 @@ const violations = edges.flatMap((edge) => {
 });
 
 const typeOnly = edges.filter((edge) => edge.kind === "type").length;
-console.log(`Import graph of ${SCANNED.map((folder) => `${folder}/`).join(", ")}: ${files.length} files, ${edges.length} imports between them (${typeOnly} type-only).`);
+console.log(
+  `Import graph of ${SCANNED.map((folder) => `${folder}/`).join(", ")}: ${files.length} files, ${edges.length} imports between them (${typeOnly} type-only).`,
+);
 printCircles("Import circles between files", circles);
 printCircles("Import circles between folders", folderCircles);
 printViolations(violations);
@@ -69,7 +73,8 @@ function importsOf(file) {
     const imported = moduleReference(node);
     if (imported) {
       const target = resolveSpecifier(file, imported.specifier);
-      if (target) found.push({ from: file, to: target, kind: imported.kind, line: source.getLineAndCharacterOfPosition(node.getStart()).line + 1 });
+      if (target)
+        found.push({ from: file, to: target, kind: imported.kind, line: source.getLineAndCharacterOfPosition(node.getStart()).line + 1 });
     }
     ts.forEachChild(node, visit);
   };
@@ -86,7 +91,12 @@ function moduleReference(node) {
     return { specifier: literal(node.moduleSpecifier), kind: typeOnly ? "type" : "value" };
   }
   if (ts.isExportDeclaration(node) && node.moduleSpecifier) {
-    const typeOnly = node.isTypeOnly || (node.exportClause && ts.isNamedExports(node.exportClause) && node.exportClause.elements.length > 0 && node.exportClause.elements.every((element) => element.isTypeOnly));
+    const typeOnly =
+      node.isTypeOnly ||
+      (node.exportClause &&
+        ts.isNamedExports(node.exportClause) &&
+        node.exportClause.elements.length > 0 &&
+        node.exportClause.elements.every((element) => element.isTypeOnly));
     return { specifier: literal(node.moduleSpecifier), kind: typeOnly ? "type" : "value" };
   }
   if (ts.isImportEqualsDeclaration(node) && ts.isExternalModuleReference(node.moduleReference)) {
@@ -104,7 +114,13 @@ function moduleReference(node) {
 /** `import { type A, type B } from` imports types only (a bare `import {} from` runs the module). */
 function allNamedTypeOnly(clause) {
   const bindings = clause.namedBindings;
-  return clause.name === undefined && bindings !== undefined && ts.isNamedImports(bindings) && bindings.elements.length > 0 && bindings.elements.every((element) => element.isTypeOnly);
+  return (
+    clause.name === undefined &&
+    bindings !== undefined &&
+    ts.isNamedImports(bindings) &&
+    bindings.elements.length > 0 &&
+    bindings.elements.every((element) => element.isTypeOnly)
+  );
 }
 
 /** The project file a relative specifier names (`.js` may stand for `.ts`), or undefined for a library. */
@@ -144,7 +160,7 @@ function brokenRule(edge) {
   const { from, to } = edge;
   if (from.startsWith(KERNEL) && !to.startsWith(KERNEL)) return "the kernel imports only the kernel";
   if (from.startsWith("plugins/")) {
-    const ownFolder = from.split("/").slice(0, 2).join("/") + "/";
+    const ownFolder = `${from.split("/").slice(0, 2).join("/")}/`;
     if (!to.startsWith(ownFolder) && !PLUGIN_MAY_IMPORT.some((allowed) => to.startsWith(allowed))) {
       return "a plugin imports only its own folder, src/kernel, src/config, src/safety and libraries";
     }

@@ -15,7 +15,10 @@ try {
 }
 const passed = report.numPassedTests ?? 0;
 // A test file that failed with no failed test of its own (it did not load, a hook failed) counts once too.
-const failed = (report.numFailedTests ?? 0) + countFilesFailedWithoutFailedTests(report) + countUnhandledErrors(join(dirname(file), ".vitest-unhandled.json"));
+const failed =
+  (report.numFailedTests ?? 0) +
+  countFilesFailedWithoutFailedTests(report) +
+  countUnhandledErrors(join(dirname(file), ".vitest-unhandled.json"));
 console.log(`${passed} passed, ${failed} failed`);
 process.exit(failed > 0 || passed === 0 ? 1 : 0);
 
@@ -30,5 +33,7 @@ function countUnhandledErrors(path) {
 
 // (numFailedTestSuites counts describe blocks as well as files, so it cannot be used: two failed tests made "3 failed".)
 function countFilesFailedWithoutFailedTests(data) {
-  return (data.testResults ?? []).filter((file) => file.status === "failed" && !(file.assertionResults ?? []).some((test) => test.status === "failed")).length;
+  return (data.testResults ?? []).filter(
+    (file) => file.status === "failed" && !(file.assertionResults ?? []).some((test) => test.status === "failed"),
+  ).length;
 }

@@ -1,7 +1,7 @@
 import { Kernel, type KernelPlugin } from "./kernel/kernel.ts";
 import { registeredPlugins } from "./kernel/registry.ts";
 import type { CommandSpec, Surface } from "./kernel/commands.ts";
-import type { EffectiveConfig } from "./kernel/settings.ts";
+import { FEATURES, type EffectiveConfig, type Feature } from "./kernel/settings.ts";
 import { commandsFor } from "./commands/index.ts";
 import { RUNTIME_COMMANDS } from "./commands/runtime.ts";
 import { stdioTransportPlugin } from "../plugins/transports/stdio.ts";
@@ -38,8 +38,8 @@ export interface KernelOptions {
   readonly plugins?: readonly KernelPlugin[];
 }
 
-/** Internal plugins in the order they are applied. */
-export function internalPlugins(): KernelPlugin[] {
+/** The plugins every host has: transports, authentication, tool names, result mapping, spill. */
+function corePlugins(): KernelPlugin[] {
   return [
     stdioTransportPlugin(),
     streamableHttpTransportPlugin(),
@@ -49,20 +49,42 @@ export function internalPlugins(): KernelPlugin[] {
     new ToolNamesPlugin(),
     new ResultMappingPlugin(),
     new SpillPlugin(),
-    new ResourcesPlugin(),
-    new RootsPlugin(),
-    new LoggingPlugin(),
-    new InstructionsPlugin(),
-    new PromptsPlugin(),
-    new CompletionPlugin(),
-    new SamplingPlugin(),
-    new ElicitationPlugin(),
-    new ObserverPlugin(),
   ];
 }
 
+/** How a feature plugin is made: by its name, as a plugin of that name. */
+type FeatureLoaders = { readonly [F in Feature]: () => KernelPlugin & { readonly name: F } };
+
+/**
+ * How each feature plugin (src/kernel/settings.ts, FEATURES) is loaded, by
+ * name: a name without a loader, a loader without a name, or a plugin named
+ * otherwise than its row does not compile. Which of them a host applies is
+ * decided in createKernel from the settings' `mcp.features`.
+ */
+const FEATURE_LOADERS: FeatureLoaders = {
+  resources: () => new ResourcesPlugin(),
+  roots: () => new RootsPlugin(),
+  logging: () => new LoggingPlugin(),
+  instructions: () => new InstructionsPlugin(),
+  prompts: () => new PromptsPlugin(),
+  completion: () => new CompletionPlugin(),
+  sampling: () => new SamplingPlugin(),
+  elicitation: () => new ElicitationPlugin(),
+  observer: () => new ObserverPlugin(),
+};
+
+/** Internal plugins in the order they are applied: the core ones, then the feature plugins in FEATURES order. */
+export function internalPlugins(): KernelPlugin[] {
+  return [...corePlugins(), ...FEATURES.map((feature) => FEATURE_LOADERS[feature]())];
+}
+
+/** Whether the settings' `mcp.features` leave a feature plugin in (vite's `apply`: each is on unless set to false). */
+function applies(feature: Feature, features: KernelOptions["features"]): boolean {
+  return features?.[feature] !== false;
+}
+
 export function createKernel(options: KernelOptions = {}): Kernel {
-  const switchedOff = Object.entries(options.features ?? {}).flatMap(([feature, on]) => (on ? [] : [feature]));
+  const switchedOff = FEATURES.filter((feature) => !applies(feature, options.features));
   const disabled = new Set([...(options.disable ?? []), ...switchedOff]);
   const internal = internalPlugins();
   for (const name of disabled) {

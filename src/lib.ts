@@ -3,7 +3,7 @@
 export { Kernel, STAGE, type KernelPlugin } from "./kernel/kernel.ts";
 export { registerPlugin } from "./kernel/registry.ts";
 export type { KernelHooks, HookName, PluginKernel } from "./kernel/hooks.ts";
-export { PiMcpError, PluginHookError } from "./kernel/errors.ts";
+export { ERROR_CODES, PiMcpError, PluginHookError, type PiMcpErrorCode } from "./kernel/errors.ts";
 export type * from "./kernel/types.ts";
 export type * from "./kernel/host.ts";
 export { hostState, type HostState } from "./kernel/host-state.ts";

@@ -48,7 +48,10 @@ export default function catalogProbe(pi: ExtensionAPI): void {
     handler: async () => {
       const at = await done;
       // `at`: the epoch time all tools were there (for spawn-relative figures: pi-mcp registers known tools before session_start).
-      writeFileSync(process.env.BENCH_OUT!, JSON.stringify({ mode, tools: expected, ms: at - started, at: performance.timeOrigin + at, active: pi.getActiveTools().length }));
+      writeFileSync(
+        process.env.BENCH_OUT!,
+        JSON.stringify({ mode, tools: expected, ms: at - started, at: performance.timeOrigin + at, active: pi.getActiveTools().length }),
+      );
     },
   });
 }

@@ -1,7 +1,7 @@
-import { AuthFlowError } from "./errors.ts";
+import type { AuthorizeOutcome } from "./flow.ts";
 import { CredentialStore } from "./store.ts";
 import { usesOAuth, type EffectiveConfig, type RemoteDefinition, type ServerEntry } from "../../src/kernel/settings.ts";
-import { PiMcpError, describeError } from "../../src/kernel/errors.ts";
+import { codeInCauses, describeError, PiMcpError } from "../../src/kernel/errors.ts";
 import { createRedactor, safeText } from "../../src/safety/text.ts";
 import type { CommandEnvironment, CommandResult, CommandSpec } from "../../src/kernel/commands.ts";
 
@@ -28,10 +28,15 @@ function oauthDefinition(config: EffectiveConfig, name: string): { entry: Server
   const entry = config.servers.find((server) => server.name === name);
   if (!entry) throw new PiMcpError("not_found", `server "${name}" is not configured`);
   const definition = entry.definition;
-  if (!definition) throw new PiMcpError("failed", `server "${name}" is ${entry.masked ? "masked by the project settings" : "not usable"}`);
-  if (definition.transport === "stdio") throw new PiMcpError("failed", `server "${name}" is a local (stdio) server; OAuth applies to remote servers`);
+  if (!definition)
+    throw new PiMcpError("not_applicable", `server "${name}" is ${entry.masked ? "masked by the project settings" : "not usable"}`);
+  if (definition.transport === "stdio")
+    throw new PiMcpError("not_applicable", `server "${name}" is a local (stdio) server; OAuth applies to remote servers`);
   if (definition.auth && definition.auth.type !== "oauth") {
-    throw new PiMcpError("failed", `server "${name}" uses auth type "${definition.auth.type}"; OAuth needs auth type "oauth" (or no auth setting)`);
+    throw new PiMcpError(
+      "not_applicable",
+      `server "${name}" uses auth type "${definition.auth.type}"; OAuth needs auth type "oauth" (or no auth setting)`,
+    );
   }
   return { entry, definition };
 }
@@ -51,7 +56,10 @@ export const authCommand: CommandSpec = {
   examples: [
     { line: "auth docs", description: "Print the authorization URL, open a browser, wait for the callback" },
     { line: "auth docs --no-open", description: "Only print the URL (on a remote or headless machine)" },
-    { line: "auth docs --callback 'http://127.0.0.1:19876/mcp/oauth/callback?code=…&state=…'", description: "Finish a flow started with --no-open" },
+    {
+      line: "auth docs --callback 'http://127.0.0.1:19876/mcp/oauth/callback?code=…&state=…'",
+      description: "Finish a flow started with --no-open",
+    },
   ],
   async run(input, env): Promise<CommandResult> {
     const name = input.positionals[0]!;
@@ -59,19 +67,24 @@ export const authCommand: CommandSpec = {
     if (callback !== undefined && (code !== undefined || state !== undefined)) {
       throw new PiMcpError("usage", `auth: give either --callback or --code with --state\nusage: ${authCommand.usage}`);
     }
-    if ((code === undefined) !== (state === undefined)) throw new PiMcpError("usage", `auth: --code and --state go together\nusage: ${authCommand.usage}`);
+    if ((code === undefined) !== (state === undefined))
+      throw new PiMcpError("usage", `auth: --code and --state go together\nusage: ${authCommand.usage}`);
     const config = await validConfig(env, "auth");
     const { definition } = oauthDefinition(config, name);
     const store = credentialStore(env.agentDir);
     // Values typed on the command line and resolved from settings never come back in output.
     const typed = [callback, code, state].filter((value): value is string => value !== undefined);
-    const redact = createRedactor([...config.secrets, ...typed, ...(definition.auth?.type === "oauth" && definition.auth.clientSecret ? [definition.auth.clientSecret] : [])]);
+    const redact = createRedactor([
+      ...config.secrets,
+      ...typed,
+      ...(definition.auth?.type === "oauth" && definition.auth.clientSecret ? [definition.auth.clientSecret] : []),
+    ]);
     const lines: string[] = [];
     const print = (text: string) => (env.progress ? env.progress(safeText(text, redact)) : lines.push(safeText(text, redact)));
     const open = !input.options["no-open"];
     // In Pi, what the SDK prints during the flow joins the server's retained log (the CLI keeps no log: it is dropped).
     const live = env.runtime ? (await env.runtime.host()).server(name) : undefined;
-    let outcome;
+    let outcome: AuthorizeOutcome;
     try {
       const { authorize } = await import("./flow.ts");
       outcome = await authorize({
@@ -88,7 +101,11 @@ export const authCommand: CommandSpec = {
         ...(live && { sdkLog: (line: string) => live.log.append(`${line}\n`) }),
       });
     } catch (error) {
-      throw new PiMcpError(error instanceof AuthFlowError ? "failed" : "failed", safeText(`auth ${name}: ${describeError(error)}`, redact), { cause: error });
+      throw new PiMcpError(
+        codeInCauses(error, ["needs_client_registration", "credential_store"]) ?? "auth_failed",
+        safeText(`auth ${name}: ${describeError(error)}`, redact),
+        { cause: error },
+      );
     }
     if (outcome.status === "pending") {
       const run = `${prefix(env)} auth ${name}`;
@@ -105,7 +122,9 @@ export const authCommand: CommandSpec = {
     if (env.runtime) {
       await env.runtime.reconnect(name);
       const status = (await env.runtime.status()).servers.find((server) => server.name === name);
-      lines.push(`Reconnected "${name}": ${status?.state ?? "unknown"}${status?.cause && status.state !== "connected" ? ` (${status.cause})` : ""}`);
+      lines.push(
+        `Reconnected "${name}": ${status?.state ?? "unknown"}${status?.cause && status.state !== "connected" ? ` (${status.cause})` : ""}`,
+      );
     }
     return { exitCode: 0, output: lines.map((line) => safeText(line, redact)).join("\n") };
   },
@@ -129,13 +148,20 @@ export const logoutCommand: CommandSpec = {
     const name = input.positionals[0];
     const store = credentialStore(env.agentDir);
     if (input.options.all) {
-      if (name !== undefined) throw new PiMcpError("usage", `logout: give a <server> or --all --force, not both\nusage: ${logoutCommand.usage}`);
+      if (name !== undefined)
+        throw new PiMcpError("usage", `logout: give a <server> or --all --force, not both\nusage: ${logoutCommand.usage}`);
       if (!input.options.force) {
-        throw new PiMcpError("usage", `logout: --all deletes every stored MCP credential (and a malformed ${store.path}); confirm with --force\nusage: ${logoutCommand.usage}`);
+        throw new PiMcpError(
+          "usage",
+          `logout: --all deletes every stored MCP credential (and a malformed ${store.path}); confirm with --force\nusage: ${logoutCommand.usage}`,
+        );
       }
       const existed = await store.reset();
       await reconnectOAuthServers(env);
-      return { exitCode: 0, output: existed ? `Removed every stored MCP credential (${store.path})` : `No MCP credentials were stored (${store.path})` };
+      return {
+        exitCode: 0,
+        output: existed ? `Removed every stored MCP credential (${store.path})` : `No MCP credentials were stored (${store.path})`,
+      };
     }
     if (name === undefined) throw new PiMcpError("usage", `logout: missing <server> (or --all --force)\nusage: ${logoutCommand.usage}`);
     const removed = await store.remove(name);
@@ -159,5 +185,3 @@ async function reconnectOAuthServers(env: CommandEnvironment, only?: string): Pr
     await env.runtime.reconnect(server.name).catch(() => undefined);
   }
 }
-
-export const AUTH_COMMANDS: readonly CommandSpec[] = [authCommand, logoutCommand];

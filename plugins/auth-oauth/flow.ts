@@ -1,6 +1,6 @@
 /**
  * The explicit authorization flow behind `auth <server>`: the only place that
- * starts one. A running connection never does (see provider.ts).
+ * starts one. A running connection never does (see connection-session.ts).
  *
  * 1. Probe the server without credentials to read its challenge
  *    (`WWW-Authenticate`: scope, resource_metadata), as the first protected
@@ -46,7 +46,8 @@ import { createRedactor, safeHead } from "../../src/safety/text.ts";
 import { AuthFlowError, ClientRegistrationRequiredError, CredentialStoreError } from "./errors.ts";
 import { authWithLegacyDiscovery, describeLegacyDiscovery } from "./legacy.ts";
 import { listenForCallback, sameText, type LoopbackListener } from "./loopback.ts";
-import { OAuthSession, oauthSettings } from "./provider.ts";
+import { FlowSession } from "./flow-session.ts";
+import { oauthSettings } from "./settings.ts";
 import { PENDING_FLOW_TTL_MS, definitionBinding, type CredentialStore, type PendingFlow } from "./store.ts";
 
 /** Where `auth` opens the authorization URL; tests and the conformance harness replace the opener (it stays behind the URL check). */
@@ -82,7 +83,7 @@ export interface AuthorizeOptions {
 /** The values one `auth` run has seen (code, verifier, state, credentials): its errors and the SDK's output never show them. */
 class FlowValues {
   private readonly values = new Set<string>();
-  private readonly sessions = new Set<OAuthSession>();
+  private readonly sessions = new Set<FlowSession>();
   private readonly base: Redactor | undefined;
   constructor(base: Redactor | undefined) {
     this.base = base;
@@ -92,7 +93,7 @@ class FlowValues {
     for (const value of values) this.values.add(value);
   }
 
-  session(session: OAuthSession): OAuthSession {
+  session(session: FlowSession): FlowSession {
     this.sessions.add(session);
     return session;
   }
@@ -109,13 +110,18 @@ let activeFlow: string | undefined;
 /** Runs `auth <server>`: a new flow, or the completion of a pending one. */
 export async function authorize(options: AuthorizeOptions): Promise<AuthorizeOutcome> {
   if (activeFlow !== undefined) {
-    throw new AuthFlowError(`an authorization flow for "${activeFlow}" is already running in this process; finish it or wait until it times out`);
+    throw new AuthFlowError(
+      `an authorization flow for "${activeFlow}" is already running in this process; finish it or wait until it times out`,
+    );
   }
   activeFlow = options.server;
   const values = new FlowValues(options.redact);
   if (options.code !== undefined) values.add(options.code);
   try {
-    return await withSdkOutput((line) => options.sdkLog?.(values.redactor()(line)), () => run(options, values));
+    return await withSdkOutput(
+      (line) => options.sdkLog?.(values.redactor()(line)),
+      () => run(options, values),
+    );
   } finally {
     activeFlow = undefined;
   }
@@ -154,7 +160,7 @@ async function start(options: AuthorizeOptions, values: FlowValues): Promise<Aut
   let expectedState = "";
   const listener: LoopbackListener | undefined = waiting ? await listenForCallback(settings.redirectUri, () => expectedState) : undefined;
   try {
-    const session = values.session(new OAuthSession({ server, definition, store, mode: "interactive", connectTimeoutMs }));
+    const session = values.session(new FlowSession({ server, definition, store, connectTimeoutMs }));
     try {
       const authOptions = {
         serverUrl: definition.url,
@@ -163,7 +169,9 @@ async function start(options: AuthorizeOptions, values: FlowValues): Promise<Aut
         forceReauthorization: true,
         fetchFn: session.fetch,
       };
-      const result = await authWithLegacyDiscovery(session, authOptions, (discovery) => options.print(`Note: ${describeLegacyDiscovery(discovery, options.redact)}.`));
+      const result = await authWithLegacyDiscovery(session, authOptions, (discovery) =>
+        options.print(`Note: ${describeLegacyDiscovery(discovery, options.redact)}.`),
+      );
       if (result === "AUTHORIZED") return { status: "authorized" };
     } catch (error) {
       throw flowError(server, error, values.redactor());
@@ -172,7 +180,8 @@ async function start(options: AuthorizeOptions, values: FlowValues): Promise<Aut
     }
     const authorizationUrl = session.authorizationUrl;
     const discovery = session.flowDiscovery;
-    if (!authorizationUrl || !session.flowState || !session.flowVerifier || !discovery) throw new AuthFlowError("the authorization flow could not be started");
+    if (!authorizationUrl || !session.flowState || !session.flowVerifier || !discovery)
+      throw new AuthFlowError("the authorization flow could not be started");
     // Checked before anything is stored, printed or opened: a `file:` or custom-scheme endpoint never reaches the person or the opener.
     const url = webUrl(authorizationUrl.href, server, "its authorization server's authorization endpoint").href;
     const metadata = discovery.authorizationServerMetadata as AuthorizationServerMetadata | undefined;
@@ -222,8 +231,12 @@ type CallbackInput = { readonly url: URL } | { readonly code: string; readonly s
 async function complete(options: AuthorizeOptions, input: CallbackInput, values: FlowValues): Promise<void> {
   const { server, definition, store } = options;
   const pending = (await store.entry(server, definitionBinding(definition)))?.pending;
-  if (!pending) throw new AuthFlowError(`no authorization flow is pending for "${server}" (with its current URL and client); run \`auth ${server}\` first`);
-  if (Date.now() - pending.startedAt > PENDING_FLOW_TTL_MS) throw new AuthFlowError(`the pending authorization flow for "${server}" has expired; run \`auth ${server}\` again`);
+  if (!pending)
+    throw new AuthFlowError(
+      `no authorization flow is pending for "${server}" (with its current URL and client); run \`auth ${server}\` first`,
+    );
+  if (Date.now() - pending.startedAt > PENDING_FLOW_TTL_MS)
+    throw new AuthFlowError(`the pending authorization flow for "${server}" has expired; run \`auth ${server}\` again`);
 
   const metadata = pending.discovery.authorizationServerMetadata as AuthorizationServerMetadata | undefined;
   let code: string;
@@ -231,10 +244,13 @@ async function complete(options: AuthorizeOptions, input: CallbackInput, values:
   if ("url" in input) {
     const expected = new URL(pending.redirectUri);
     if (input.url.origin !== expected.origin || input.url.pathname !== expected.pathname) {
-      throw new AuthFlowError(`the callback URL is not the loopback redirect URI of the pending flow (${expected.origin}${expected.pathname})`);
+      throw new AuthFlowError(
+        `the callback URL is not the loopback redirect URI of the pending flow (${expected.origin}${expected.pathname})`,
+      );
     }
     const state = input.url.searchParams.get("state");
-    if (state === null || !sameText(state, pending.state)) throw new AuthFlowError("the callback's state does not match the pending authorization flow; nothing was stored");
+    if (state === null || !sameText(state, pending.state))
+      throw new AuthFlowError("the callback's state does not match the pending authorization flow; nothing was stored");
     iss = input.url.searchParams.get("iss") ?? undefined;
     const received = input.url.searchParams.get("code");
     if (received === null) {
@@ -247,7 +263,8 @@ async function complete(options: AuthorizeOptions, input: CallbackInput, values:
     }
     code = received;
   } else {
-    if (!sameText(input.state, pending.state)) throw new AuthFlowError("--state does not match the pending authorization flow; nothing was stored");
+    if (!sameText(input.state, pending.state))
+      throw new AuthFlowError("--state does not match the pending authorization flow; nothing was stored");
     code = input.code;
     // A pasted pair carries no `iss`. The verified state binds it to the pending flow, whose
     // authorization server (the only one the code is sent to) is the recorded issuer.
@@ -255,7 +272,15 @@ async function complete(options: AuthorizeOptions, input: CallbackInput, values:
   }
 
   values.add(code, pending.codeVerifier, pending.state);
-  const session = values.session(new OAuthSession({ server, definition, store, mode: "callback", pending, connectTimeoutMs: options.connectTimeoutMs ?? DEFAULTS.connectTimeoutMs }));
+  const session = values.session(
+    new FlowSession({
+      server,
+      definition,
+      store,
+      pending,
+      connectTimeoutMs: options.connectTimeoutMs ?? DEFAULTS.connectTimeoutMs,
+    }),
+  );
   try {
     await auth(session, {
       serverUrl: definition.url,
@@ -326,7 +351,8 @@ async function probeChallenge(definition: RemoteDefinition, timeoutMs: number): 
 
 /** A flow failure as a message without secrets: redacted, stripped, then cut. */
 function flowError(server: string, error: unknown, redact: Redactor): Error {
-  if (error instanceof AuthFlowError || error instanceof CredentialStoreError || error instanceof ClientRegistrationRequiredError) return error;
+  if (error instanceof AuthFlowError || error instanceof CredentialStoreError || error instanceof ClientRegistrationRequiredError)
+    return error;
   if (error instanceof IssuerMismatchError) {
     return new AuthFlowError(
       error.kind === "metadata"
@@ -347,9 +373,17 @@ function flowError(server: string, error: unknown, redact: Redactor): Error {
     }
     return new AuthFlowError(`the authorization server rejected pi-mcp's dynamic client registration (HTTP ${error.status}${code})`);
   }
-  if (error instanceof OAuthError) return new AuthFlowError(`the authorization server refused the request (${String(error.code).replace(/[^\w.-]/g, "").slice(0, 64)})`);
+  if (error instanceof OAuthError)
+    return new AuthFlowError(
+      `the authorization server refused the request (${String(error.code)
+        .replace(/[^\w.-]/g, "")
+        .slice(0, 64)})`,
+    );
   const issues = schemaIssues(error);
-  if (issues) return new AuthFlowError(`the authorization server's metadata is not valid (${safeHead(issues, redact, 300)}); nothing was stored or opened`);
+  if (issues)
+    return new AuthFlowError(
+      `the authorization server's metadata is not valid (${safeHead(issues, redact, 300)}); nothing was stored or opened`,
+    );
   const message = describeError(error);
   if (/does not support dynamic client registration/.test(message)) {
     return new ClientRegistrationRequiredError(server, "its authorization server does not support dynamic client registration");
@@ -362,6 +396,9 @@ function schemaIssues(error: unknown): string | undefined {
   const issues = (error as { issues?: unknown } | undefined)?.issues;
   if (!Array.isArray(issues) || issues.length === 0) return undefined;
   return issues
-    .map((issue: { path?: unknown; message?: unknown }) => `${Array.isArray(issue.path) ? issue.path.join(".") : "?"}: ${String(issue.message)}`)
+    .map(
+      (issue: { path?: unknown; message?: unknown }) =>
+        `${Array.isArray(issue.path) ? issue.path.join(".") : "?"}: ${String(issue.message)}`,
+    )
     .join("; ");
 }

@@ -1,5 +1,5 @@
 import type { Kernel, KernelPlugin } from "../../src/kernel/kernel.ts";
-import { OAuthSession } from "./provider.ts";
+import { ConnectionSession } from "./connection-session.ts";
 import { usesOAuth } from "../../src/kernel/settings.ts";
 import { CredentialStore, definitionBinding } from "./store.ts";
 import { authCommand, logoutCommand } from "./commands.ts";
@@ -29,8 +29,12 @@ export class OAuthPlugin implements KernelPlugin {
       const definition = context.server.definition;
       if (!usesOAuth(definition)) return undefined;
       const store = new CredentialStore(context.host.agentDir);
-      const session = new OAuthSession({
-        server: context.server.name, definition, store, mode: "background", log: context.log, redact: context.host.redact,
+      const session = new ConnectionSession({
+        server: context.server.name,
+        definition,
+        store,
+        log: context.log,
+        redact: context.host.redact,
         connectTimeoutMs: definition.connectTimeoutMs ?? context.host.config.connectTimeoutMs,
       });
       return { authProvider: session, secrets: () => session.knownSecrets() };

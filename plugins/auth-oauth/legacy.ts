@@ -40,9 +40,17 @@ import type { StoredDiscovery } from "./store.ts";
 export type LegacyDiscovery = StoredDiscovery & { readonly legacyIssuer: true };
 
 /** Whether some protected-resource metadata names an authorization server (then the legacy rule does not apply). */
-async function namesAuthorizationServer(serverUrl: string | URL, resourceMetadataUrl: URL | undefined, fetchFn: FetchLike): Promise<boolean> {
+async function namesAuthorizationServer(
+  serverUrl: string | URL,
+  resourceMetadataUrl: URL | undefined,
+  fetchFn: FetchLike,
+): Promise<boolean> {
   try {
-    const metadata = await discoverOAuthProtectedResourceMetadata(serverUrl, resourceMetadataUrl ? { resourceMetadataUrl } : undefined, fetchFn);
+    const metadata = await discoverOAuthProtectedResourceMetadata(
+      serverUrl,
+      resourceMetadataUrl ? { resourceMetadataUrl } : undefined,
+      fetchFn,
+    );
     return (metadata.authorization_servers?.length ?? 0) > 0;
   } catch (error) {
     // Not found (or unreadable) is the legacy case; a network failure, an oversized or late answer is not an answer.
@@ -66,7 +74,12 @@ function sameOrigin(issuer: string | undefined, origin: string): boolean {
  * authorization-server metadata with `error`, when the 2025-03-26 rule
  * accepts it; otherwise undefined (the rejection stands).
  */
-export async function legacyDiscovery(serverUrl: string | URL, error: unknown, fetchFn: FetchLike, resourceMetadataUrl?: URL): Promise<LegacyDiscovery | undefined> {
+export async function legacyDiscovery(
+  serverUrl: string | URL,
+  error: unknown,
+  fetchFn: FetchLike,
+  resourceMetadataUrl?: URL,
+): Promise<LegacyDiscovery | undefined> {
   if (!(error instanceof IssuerMismatchError) || error.kind !== "metadata") return undefined;
   const root = new URL("/", serverUrl);
   const expected = error.expected?.replace(/\/$/, "");

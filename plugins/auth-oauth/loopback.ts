@@ -46,9 +46,14 @@ export async function listenForCallback(redirectUri: string, state: () => string
     if (req.method !== "GET" || url.pathname !== redirect.pathname) return page(404, "Not found", "This is pi-mcp's OAuth callback.");
     const received = url.searchParams.get("state");
     const expected = state();
-    if (received === null || expected === "" || !sameText(received, expected)) return page(400, "Authorization not accepted", "This callback does not belong to the authorization pi-mcp is waiting for.");
+    if (received === null || expected === "" || !sameText(received, expected))
+      return page(400, "Authorization not accepted", "This callback does not belong to the authorization pi-mcp is waiting for.");
     const failed = url.searchParams.has("error");
-    page(200, failed ? "Authorization failed" : "Authorization received", failed ? "Return to pi-mcp for details." : "pi-mcp received the authorization. You can close this window.");
+    page(
+      200,
+      failed ? "Authorization failed" : "Authorization received",
+      failed ? "Return to pi-mcp for details." : "pi-mcp received the authorization. You can close this window.",
+    );
     deliver(url);
   });
   await new Promise<void>((resolve, reject) => {

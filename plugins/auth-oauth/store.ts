@@ -91,7 +91,6 @@ interface StoreFile {
   servers: Record<string, StoredEntry>;
 }
 
-
 export function bindingMatches(entry: StoredEntry | undefined, binding: Binding): entry is StoredEntry {
   return entry !== undefined && entry.url === binding.url && entry.client === binding.client;
 }
@@ -117,7 +116,8 @@ export class CredentialStore {
     } catch (error) {
       const code = (error as NodeJS.ErrnoException).code;
       if (code === "ENOENT") return { version: STORE_VERSION, servers: keyedRecord() };
-      if (code === "ELOOP") throw this.malformed("is a symbolic link, which pi-mcp does not follow for credentials (replace it with the file itself)");
+      if (code === "ELOOP")
+        throw this.malformed("is a symbolic link, which pi-mcp does not follow for credentials (replace it with the file itself)");
       throw this.malformed(`cannot be read (${code ?? "error"})`);
     }
     let data: unknown;
@@ -127,9 +127,11 @@ export class CredentialStore {
       // The parser's message could quote stored bytes: say only what is wrong.
       throw this.malformed("is not valid JSON");
     }
-    if (!isRecord(data) || data.version !== STORE_VERSION || !isRecord(data.servers)) throw this.malformed("is not a pi-mcp credential store");
+    if (!isRecord(data) || data.version !== STORE_VERSION || !isRecord(data.servers))
+      throw this.malformed("is not a pi-mcp credential store");
     for (const entry of Object.values(data.servers)) {
-      if (!isRecord(entry) || typeof entry.url !== "string" || typeof entry.client !== "string") throw this.malformed("has a malformed entry");
+      if (!isRecord(entry) || typeof entry.url !== "string" || typeof entry.client !== "string")
+        throw this.malformed("has a malformed entry");
     }
     return data as unknown as StoreFile;
   }
@@ -178,7 +180,7 @@ export class CredentialStore {
    * is bound to something else, which it replaces: `change` is told so). `change`
    * returns false to write nothing.
    */
-  async updateEntry(server: string, binding: Binding, change: (entry: StoredEntry, replacing: boolean) => boolean | void): Promise<StoredEntry> {
+  async updateEntry(server: string, binding: Binding, change: (entry: StoredEntry, replacing: boolean) => unknown): Promise<StoredEntry> {
     return this.update((servers) => {
       const current = servers[server];
       const matches = bindingMatches(current, binding);

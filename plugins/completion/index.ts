@@ -6,7 +6,6 @@
  * Every failure (a timeout, an error, a malformed answer) just means no
  * suggestions.
  */
-import type { Client } from "@modelcontextprotocol/client";
 import { ANY_RESULT, isMethodNotFound } from "../../src/kernel/protocol.ts";
 import { clientState } from "../../src/kernel/host-state.ts";
 import type { Kernel, KernelPlugin } from "../../src/kernel/kernel.ts";

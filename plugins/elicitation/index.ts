@@ -62,8 +62,9 @@ export class ElicitationPlugin implements KernelPlugin {
     kernel.hooks.clientCreated.tap(this.name, (connection) => {
       const pendingUrls = new Map<string, string>();
       try {
-        connection.client.setRequestHandler("elicitation/create", (request, ctx) =>
-          this.answer(connection, request.params as unknown as ElicitParams, ctx.mcpReq.signal, pendingUrls) as never,
+        connection.client.setRequestHandler(
+          "elicitation/create",
+          (request, ctx) => this.answer(connection, request.params as unknown as ElicitParams, ctx.mcpReq.signal, pendingUrls) as never,
         );
       } catch (error) {
         if (error instanceof SdkError && error.code === SdkErrorCode.CapabilityNotSupported) return;
@@ -75,12 +76,20 @@ export class ElicitationPlugin implements KernelPlugin {
         if (url === undefined || !connection.isCurrent()) return;
         pendingUrls.delete(id);
         connection.log(`[pi-mcp] elicitation ${safeText(id, connection.host.redact)} completed\n`);
-        connection.host.services.ui?.notify(`MCP server "${connection.server.name}": the web page you opened (${url}) reports that it is done.`, "info");
+        connection.host.services.ui?.notify(
+          `MCP server "${connection.server.name}": the web page you opened (${url}) reports that it is done.`,
+          "info",
+        );
       });
     });
   }
 
-  private async answer(connection: LiveConnection, params: ElicitParams, requestSignal: AbortSignal | undefined, pendingUrls: Map<string, string>): Promise<ElicitAnswer> {
+  private async answer(
+    connection: LiveConnection,
+    params: ElicitParams,
+    requestSignal: AbortSignal | undefined,
+    pendingUrls: Map<string, string>,
+  ): Promise<ElicitAnswer> {
     const ui = connection.host.services.ui;
     const call = connection.activeCall();
     const refusal = !ui
@@ -103,7 +112,9 @@ export class ElicitationPlugin implements KernelPlugin {
       return params.mode === "url" ? this.urlFlow(dialogs, connection, params, pendingUrls) : formFlow(dialogs, connection, params);
     }).catch((error: unknown): ElicitAnswer => {
       // A dialog that failed (the RPC client went away, say) is the person not answering.
-      connection.log(`[pi-mcp] elicitation dialog failed: ${safeText(error instanceof Error ? error.message : String(error), connection.host.redact)}\n`);
+      connection.log(
+        `[pi-mcp] elicitation dialog failed: ${safeText(error instanceof Error ? error.message : String(error), connection.host.redact)}\n`,
+      );
       return { action: "cancel" };
     });
     connection.log(`[pi-mcp] elicitation (${params.mode === "url" ? "url" : "form"}): ${answer.action}\n`);
@@ -118,7 +129,12 @@ export class ElicitationPlugin implements KernelPlugin {
     return mine;
   }
 
-  private async urlFlow(dialogs: Dialogs, connection: LiveConnection, params: UrlParams, pendingUrls: Map<string, string>): Promise<ElicitAnswer> {
+  private async urlFlow(
+    dialogs: Dialogs,
+    connection: LiveConnection,
+    params: UrlParams,
+    pendingUrls: Map<string, string>,
+  ): Promise<ElicitAnswer> {
     const what = "the web page it asks you to open (URL elicitation)";
     let url: URL;
     try {
@@ -211,7 +227,13 @@ async function formFlow(dialogs: Dialogs, connection: LiveConnection, params: Fo
   return { action: "accept", content };
 }
 
-async function askField(dialogs: Dialogs, connection: LiveConnection, name: string, schema: FieldSchema, required: boolean): Promise<FieldAnswer> {
+async function askField(
+  dialogs: Dialogs,
+  connection: LiveConnection,
+  name: string,
+  schema: FieldSchema,
+  required: boolean,
+): Promise<FieldAnswer> {
   const label = `"${connection.server.name}" asks: ${dialogs.text(schema.title ?? name)}${required ? " (required)" : ""}${schema.description ? ` — ${dialogs.text(schema.description)}` : ""}`;
   const choices = singleChoices(schema);
   if (choices) return askChoice(dialogs, label, choices, schema, required);
@@ -227,8 +249,16 @@ async function askField(dialogs: Dialogs, connection: LiveConnection, name: stri
 /** string, number and integer fields: typed, checked, asked again (a few times) when the answer does not fit. */
 async function askText(dialogs: Dialogs, label: string, schema: FieldSchema, required: boolean): Promise<FieldAnswer> {
   const numeric = schema.type === "number" || schema.type === "integer";
-  const fallback = schema.default !== undefined && (numeric ? typeof schema.default === "number" : typeof schema.default === "string") ? schema.default : undefined;
-  const hint = fallback !== undefined ? `empty keeps the default: ${dialogs.text(String(fallback))}` : required ? describeConstraints(schema) : `optional, leave empty to skip${describeConstraints(schema) ? `; ${describeConstraints(schema)}` : ""}`;
+  const fallback =
+    schema.default !== undefined && (numeric ? typeof schema.default === "number" : typeof schema.default === "string")
+      ? schema.default
+      : undefined;
+  const hint =
+    fallback !== undefined
+      ? `empty keeps the default: ${dialogs.text(String(fallback))}`
+      : required
+        ? describeConstraints(schema)
+        : `optional, leave empty to skip${describeConstraints(schema) ? `; ${describeConstraints(schema)}` : ""}`;
   let problem = "";
   for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
     const title = `${label}${problem ? ` [${problem}, try again]` : ""}`;
@@ -250,10 +280,18 @@ async function askText(dialogs: Dialogs, label: string, schema: FieldSchema, req
 
 /** One of a list (enum, oneOf, legacy enumNames): the default comes first. */
 async function askChoice(dialogs: Dialogs, label: string, choices: Choice[], schema: FieldSchema, required: boolean): Promise<FieldAnswer> {
-  const fallback = typeof schema.default === "string" && choices.some((choice) => choice.value === schema.default) ? schema.default : undefined;
-  const ordered = fallback === undefined ? choices : [...choices.filter((choice) => choice.value === fallback), ...choices.filter((choice) => choice.value !== fallback)];
+  const fallback =
+    typeof schema.default === "string" && choices.some((choice) => choice.value === schema.default) ? schema.default : undefined;
+  const ordered =
+    fallback === undefined
+      ? choices
+      : [...choices.filter((choice) => choice.value === fallback), ...choices.filter((choice) => choice.value !== fallback)];
   const options = new Map<string, string | undefined>();
-  for (const choice of ordered) options.set(uniqueLabel(options, `${dialogs.text(choice.title ?? choice.value)}${choice.value === fallback ? " (default)" : ""}`), choice.value);
+  for (const choice of ordered)
+    options.set(
+      uniqueLabel(options, `${dialogs.text(choice.title ?? choice.value)}${choice.value === fallback ? " (default)" : ""}`),
+      choice.value,
+    );
   const SKIP = "(leave empty)";
   if (!required && fallback === undefined) options.set(uniqueLabel(options, SKIP), undefined);
   const picked = await dialogs.select(label, [...options.keys()]);
@@ -264,7 +302,11 @@ async function askChoice(dialogs: Dialogs, label: string, choices: Choice[], sch
 
 /** Several of a list: a select that toggles one choice at a time, until Done. The default starts chosen. */
 async function askMany(dialogs: Dialogs, label: string, choices: Choice[], schema: FieldSchema, required: boolean): Promise<FieldAnswer> {
-  const chosen = new Set(Array.isArray(schema.default) ? schema.default.filter((value): value is string => choices.some((choice) => choice.value === value)) : []);
+  const chosen = new Set(
+    Array.isArray(schema.default)
+      ? schema.default.filter((value): value is string => choices.some((choice) => choice.value === value))
+      : [],
+  );
   const min = schema.minItems ?? (required ? 1 : 0);
   const max = schema.maxItems ?? choices.length;
   let problem = "";
@@ -272,8 +314,15 @@ async function askMany(dialogs: Dialogs, label: string, choices: Choice[], schem
     const names = choices.filter((choice) => chosen.has(choice.value)).map((choice) => dialogs.text(choice.title ?? choice.value));
     const options = new Map<string, string | undefined>();
     options.set(`Done (${names.length > 0 ? names.join(", ") : "none chosen"})`, undefined);
-    for (const choice of choices) options.set(uniqueLabel(options, `${chosen.has(choice.value) ? "[x]" : "[ ]"} ${dialogs.text(choice.title ?? choice.value)}`), choice.value);
-    const picked = await dialogs.select(`${label}${problem ? ` [${problem}]` : ` (choose ${min === max ? min : `${min} to ${max}`}; pick one to toggle it)`}`, [...options.keys()]);
+    for (const choice of choices)
+      options.set(
+        uniqueLabel(options, `${chosen.has(choice.value) ? "[x]" : "[ ]"} ${dialogs.text(choice.title ?? choice.value)}`),
+        choice.value,
+      );
+    const picked = await dialogs.select(
+      `${label}${problem ? ` [${problem}]` : ` (choose ${min === max ? min : `${min} to ${max}`}; pick one to toggle it)`}`,
+      [...options.keys()],
+    );
     if (picked === undefined || dialogs.cancelled || !options.has(picked)) return undefined;
     const value = options.get(picked);
     if (value !== undefined) {
@@ -292,9 +341,13 @@ async function askMany(dialogs: Dialogs, label: string, choices: Choice[], schem
 
 function singleChoices(schema: FieldSchema): Choice[] | undefined {
   if (schema.type !== undefined && schema.type !== "string") return undefined;
-  if (Array.isArray(schema.oneOf) && schema.oneOf.length > 0) return schema.oneOf.map((item) => ({ value: String(item.const), ...(item.title !== undefined && { title: item.title }) }));
+  if (Array.isArray(schema.oneOf) && schema.oneOf.length > 0)
+    return schema.oneOf.map((item) => ({ value: String(item.const), ...(item.title !== undefined && { title: item.title }) }));
   if (Array.isArray(schema.enum) && schema.enum.length > 0) {
-    return schema.enum.map((value, index) => ({ value: String(value), ...(schema.enumNames?.[index] !== undefined && { title: schema.enumNames[index] }) }));
+    return schema.enum.map((value, index) => ({
+      value: String(value),
+      ...(schema.enumNames?.[index] !== undefined && { title: schema.enumNames[index] }),
+    }));
   }
   return undefined;
 }
@@ -302,7 +355,8 @@ function singleChoices(schema: FieldSchema): Choice[] | undefined {
 function manyChoices(schema: FieldSchema): Choice[] {
   const items = schema.items ?? {};
   const titled = items.anyOf ?? items.oneOf;
-  if (Array.isArray(titled)) return titled.map((item) => ({ value: String(item.const), ...(item.title !== undefined && { title: item.title }) }));
+  if (Array.isArray(titled))
+    return titled.map((item) => ({ value: String(item.const), ...(item.title !== undefined && { title: item.title }) }));
   return (items.enum ?? []).map((value) => ({ value: String(value) }));
 }
 
@@ -320,7 +374,9 @@ function describeConstraints(schema: FieldSchema): string {
     if (schema.maximum !== undefined) return `${kind}, at most ${schema.maximum}`;
     return kind;
   }
-  const format = { email: "an email address", uri: "a URL", date: "a date (YYYY-MM-DD)", "date-time": "a date and time (ISO 8601)" }[schema.format ?? ""];
+  const format = { email: "an email address", uri: "a URL", date: "a date (YYYY-MM-DD)", "date-time": "a date and time (ISO 8601)" }[
+    schema.format ?? ""
+  ];
   return format ?? "";
 }
 

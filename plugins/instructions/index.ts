@@ -3,7 +3,8 @@ import type { Kernel, KernelPlugin } from "../../src/kernel/kernel.ts";
 /** A server whose tools are not declared to the model gets one line saying how to reach them. */
 function reachLines(server: string, exposures: readonly string[]): string[] {
   const lines: string[] = [];
-  if (exposures.includes("deferred")) lines.push(`Some tools of this server (mcp__${server}__*) are not declared to you: find and load them with tool_search.`);
+  if (exposures.includes("deferred"))
+    lines.push(`Some tools of this server (mcp__${server}__*) are not declared to you: find and load them with tool_search.`);
   if (exposures.includes("codemode")) lines.push(`Some tools of this server (mcp__${server}__*) are reachable only from codemode scripts.`);
   return lines;
 }
@@ -20,11 +21,15 @@ export class InstructionsPlugin implements KernelPlugin {
   apply(kernel: Kernel): void {
     kernel.hooks.systemPrompt.tap(this.name, (prompt, { servers }) => {
       const sections = servers
-        .map((server) => ({ server, lines: [...reachLines(server.name, server.exposures), ...(server.instructions?.trim() ? [server.instructions.trim()] : [])] }))
+        .map((server) => ({
+          server,
+          lines: [...reachLines(server.name, server.exposures), ...(server.instructions?.trim() ? [server.instructions.trim()] : [])],
+        }))
         .filter(({ lines }) => lines.length > 0)
         .map(({ server, lines }) => `## MCP server "${server.name}"\n\n${lines.join("\n\n")}`);
       if (sections.length === 0) return prompt;
-      const header = "# Instructions from MCP servers\n\nThese come from the MCP servers named below; they describe their tools (mcp__<server>__<tool>).";
+      const header =
+        "# Instructions from MCP servers\n\nThese come from the MCP servers named below; they describe their tools (mcp__<server>__<tool>).";
       return `${prompt}\n\n${header}\n\n${sections.join("\n\n")}`;
     });
   }

@@ -77,10 +77,13 @@ export class LoggingPlugin implements KernelPlugin {
         { line: "logs docs", description: "Only docs' log" },
       ],
       async run(input, env) {
-        if (!env.runtime) throw new PiMcpError("failed", "this command needs a running Pi session");
+        if (!env.runtime) throw new PiMcpError("needs_session", "this command needs a running Pi session");
         const host = await env.runtime.host();
         const wanted = input.positionals[0];
-        const names = host.status().map((status) => status.name).filter((name) => wanted === undefined || name === wanted);
+        const names = host
+          .status()
+          .map((status) => status.name)
+          .filter((name) => wanted === undefined || name === wanted);
         if (wanted !== undefined && names.length === 0) throw new PiMcpError("not_found", `no server "${wanted}" in this session`);
         const redact = host.context.redact;
         const parts = names.map((name) => {
@@ -93,7 +96,10 @@ export class LoggingPlugin implements KernelPlugin {
         const output = shown.text;
         if (!shown.cut && !parts.some((part) => part.lost)) return { exitCode: 0, output };
         // A server that logged nothing has no file to point to.
-        const files = parts.filter((part) => part.text !== "").map((part) => retainedLogPath(host.context.privateDir, part.name)).join(", ");
+        const files = parts
+          .filter((part) => part.text !== "")
+          .map((part) => retainedLogPath(host.context.privateDir, part.name))
+          .join(", ");
         return { exitCode: 0, output: `[older lines not shown; retained logs: ${files}]\n${output}` };
       },
     },

@@ -62,7 +62,9 @@ export function persistLog(log: ServerLog, path: string, options: PersistOptions
     const code = (error as NodeJS.ErrnoException).code ?? String(error);
     if (failures === 1) {
       const retries = delays.map((ms) => `${ms / 1000} s`).join(", ");
-      options.report(`[pi-mcp] cannot write the retained log file ${path} (${code}); trying again after ${retries}, then keeping the log in memory only (/mcp logs shows it)\n`);
+      options.report(
+        `[pi-mcp] cannot write the retained log file ${path} (${code}); trying again after ${retries}, then keeping the log in memory only (/mcp logs shows it)\n`,
+      );
     }
     if (!gaveUp && !finished) timer = setTimeout(flush, delays[failures - 1]);
   };

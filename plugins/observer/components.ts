@@ -121,7 +121,14 @@ interface PromptRecordLike {
 }
 
 function promptRecord(details: unknown): PromptRecordLike | undefined {
-  if (!isRecord(details) || details.version !== 1 || typeof details.server !== "string" || typeof details.prompt !== "string" || !Array.isArray(details.messages)) return undefined;
+  if (
+    !isRecord(details) ||
+    details.version !== 1 ||
+    typeof details.server !== "string" ||
+    typeof details.prompt !== "string" ||
+    !Array.isArray(details.messages)
+  )
+    return undefined;
   return details as unknown as PromptRecordLike;
 }
 
@@ -130,20 +137,33 @@ function promptRecord(details: unknown): PromptRecordLike | undefined {
  * metadata. Undefined for a record version this build does not know (Pi then
  * shows the message's content).
  */
-export function promptMessageComponent(details: unknown, theme: Theme, clean: Clean, options: RenderOptionsLike & { readonly outputPad?: number }): Component | undefined {
+export function promptMessageComponent(
+  details: unknown,
+  theme: Theme,
+  clean: Clean,
+  options: RenderOptionsLike & { readonly outputPad?: number },
+): Component | undefined {
   const record = promptRecord(details);
   if (!record) return undefined;
   return messageBox(theme, options.outputPad ?? 1, (width) => {
-    const args = Object.entries(record.arguments ?? {}).map(([key, value]) => `${key}="${String(value)}"`).join(", ");
+    const args = Object.entries(record.arguments ?? {})
+      .map(([key, value]) => `${key}="${String(value)}"`)
+      .join(", ");
     const roles = record.messages.map((message) => (typeof message.role === "string" ? message.role : "user"));
     let header = `${theme.fg("customMessageLabel", theme.bold("MCP prompt"))} ${theme.fg("accent", oneLine(clean, record.server))} ${theme.fg("muted", "›")} ${theme.bold(oneLine(clean, record.prompt))}`;
     if (args) header += `  ${theme.fg("muted", oneLine(clean, args))}`;
     const lines = fit(header, width, options.expanded === true);
     const images = record.messages.reduce((sum, message) => sum + imagesOf(message.images).length, 0);
-    const counts = [plural(roles.length, "message"), roles.length > 0 ? `roles ${[...new Set(roles)].map((role) => oneLine(clean, role)).join(", ")}` : "", images > 0 ? plural(images, "image") : ""];
+    const counts = [
+      plural(roles.length, "message"),
+      roles.length > 0 ? `roles ${[...new Set(roles)].map((role) => oneLine(clean, role)).join(", ")}` : "",
+      images > 0 ? plural(images, "image") : "",
+    ];
     lines.push(...fit(theme.fg("muted", counts.filter(Boolean).join(" · ")), width, options.expanded === true));
     if (!options.expanded) {
-      const first = record.messages.map((message) => (typeof message.text === "string" ? message.text.trim().split("\n")[0] : "")).find(Boolean);
+      const first = record.messages
+        .map((message) => (typeof message.text === "string" ? message.text.trim().split("\n")[0] : ""))
+        .find(Boolean);
       if (first) lines.push(truncateToWidth(theme.fg("customMessageText", oneLine(clean, first)), width, "…"));
       const hint = expandHint(options);
       if (hint) lines.push(theme.fg("dim", `(${hint})`));
@@ -154,8 +174,11 @@ export function promptMessageComponent(details: unknown, theme: Theme, clean: Cl
       lines.push(...fit(theme.fg("muted", `[${oneLine(clean, roles[index] ?? "user")}]`), width, true));
       const text = typeof message.text === "string" ? message.text : "";
       // Cleaned whole before it is cut, so no part of a secret survives the cut.
-      if (text) for (const line of boundedLines(clean(text), LIMITS.outputLines, false)) for (const wrapped of wrapTextWithAnsi(theme.fg("customMessageText", line), Math.max(1, width - 2))) lines.push(`  ${wrapped}`);
-      for (const image of imagesOf(message.images)) lines.push(...fit(`  ${theme.fg("dim", `image ${oneLine(clean, image.mimeType)}, ${formatBytes(image.bytes)}`)}`, width, true));
+      if (text)
+        for (const line of boundedLines(clean(text), LIMITS.outputLines, false))
+          for (const wrapped of wrapTextWithAnsi(theme.fg("customMessageText", line), Math.max(1, width - 2))) lines.push(`  ${wrapped}`);
+      for (const image of imagesOf(message.images))
+        lines.push(...fit(`  ${theme.fg("dim", `image ${oneLine(clean, image.mimeType)}, ${formatBytes(image.bytes)}`)}`, width, true));
     });
     if (record.spillPath) lines.push(...fit(theme.fg("dim", `complete text: ${oneLine(clean, record.spillPath)}`), width, true));
     return lines;
@@ -174,11 +197,21 @@ function imagesOf(value: unknown): { mimeType: string; bytes: number }[] {
  * A Resource Update Notice: the server and URI, and that the resource stays
  * unread until the agent reads it. Undefined for an unknown record version.
  */
-export function resourceUpdateComponent(details: unknown, theme: Theme, clean: Clean, options: RenderOptionsLike & { readonly outputPad?: number }): Component | undefined {
-  if (!isRecord(details) || details.version !== 1 || typeof details.server !== "string" || typeof details.uri !== "string") return undefined;
+export function resourceUpdateComponent(
+  details: unknown,
+  theme: Theme,
+  clean: Clean,
+  options: RenderOptionsLike & { readonly outputPad?: number },
+): Component | undefined {
+  if (!isRecord(details) || details.version !== 1 || typeof details.server !== "string" || typeof details.uri !== "string")
+    return undefined;
   const { server, uri } = details;
   return messageBox(theme, options.outputPad ?? 1, (width) => [
-    ...fit(`${theme.fg("customMessageLabel", theme.bold("MCP resource update"))} ${theme.fg("accent", oneLine(clean, server))} ${theme.fg("muted", "›")} ${oneLine(clean, uri)}`, width, true),
+    ...fit(
+      `${theme.fg("customMessageLabel", theme.bold("MCP resource update"))} ${theme.fg("accent", oneLine(clean, server))} ${theme.fg("muted", "›")} ${oneLine(clean, uri)}`,
+      width,
+      true,
+    ),
     ...fit(theme.fg("muted", "The resource changed. It stays unread until the agent reads it (read_mcp_resource)."), width, true),
   ]);
 }

@@ -20,6 +20,8 @@ export interface Health {
   readonly failed: number;
   /** Lazy servers that are not running (they start when one of their tools is called). */
   readonly idle: number;
+  /** The estimated tokens of the MCP tool definitions declared in every request (src/runtime/context-budget.ts), once a catalog is offered. */
+  readonly declaredTokens?: number;
 }
 
 /** Enabled servers are those in the settings that are neither disabled nor masked. */
@@ -42,10 +44,12 @@ export function healthOf(config: EffectiveConfig, statuses: readonly ConnectionS
     else if (state === "failed") failed++;
     else if (state === "idle") idle++;
   }
-  return { valid: true, enabled, connected, busy, auth, failed, idle };
+  const placed = statuses.filter((status) => status.context !== undefined);
+  const declaredTokens = placed.reduce((sum, status) => sum + status.context!.declared, 0);
+  return { valid: true, enabled, connected, busy, auth, failed, idle, ...(placed.length > 0 && { declaredTokens }) };
 }
 
-/** `MCP 2/4 · 1 busy · 1 auth · 1 lazy` — always the ratio, then the groups that are not empty. */
+/** `MCP 2/4 · 1 busy · 1 auth · 1 lazy · ≈3.1k tok` — always the ratio, then the groups that are not empty, then the tokens of the declared tool definitions. */
 export function footerText(health: Health): string {
   const parts = [`MCP ${health.connected}/${health.enabled}`];
   if (!health.valid) parts.push("invalid settings");
@@ -53,7 +57,14 @@ export function footerText(health: Health): string {
   if (health.auth > 0) parts.push(`${health.auth} auth`);
   if (health.failed > 0) parts.push(`${health.failed} failed`);
   if (health.idle > 0) parts.push(`${health.idle} lazy`);
+  if (health.declaredTokens !== undefined) parts.push(`≈${compactTokens(health.declaredTokens)} tok`);
   return parts.join(" · ");
+}
+
+/** `950`, `3.1k`, `12k`. */
+function compactTokens(tokens: number): string {
+  if (tokens < 1000) return String(tokens);
+  return tokens < 10_000 ? `${(tokens / 1000).toFixed(1)}k` : `${Math.round(tokens / 1000)}k`;
 }
 
 export type AttentionKind = "auth" | "registration" | "failed";
@@ -93,7 +104,12 @@ export interface AttentionMemory {
  * that keeps failing across retries, reconnects or reloads is announced once,
  * and again only after it connected (or was turned off) in between.
  */
-export function attentionNotices(memory: AttentionMemory, config: EffectiveConfig, statuses: readonly ConnectionStatus[], redact: Redactor): AttentionNotice[] {
+export function attentionNotices(
+  memory: AttentionMemory,
+  config: EffectiveConfig,
+  statuses: readonly ConnectionStatus[],
+  redact: Redactor,
+): AttentionNotice[] {
   const notices: AttentionNotice[] = [];
   if (!config.valid) {
     const key = config.issues.map((issue) => `${issue.path}: ${issue.message}`).join("\n");
@@ -102,7 +118,10 @@ export function attentionNotices(memory: AttentionMemory, config: EffectiveConfi
       const count = config.issues.length;
       notices.push({
         level: "error",
-        text: safeText(`MCP is disabled: the settings have ${count} problem${count === 1 ? "" : "s"}, in ${filesOf(config)}. Run /mcp status (or pi-mcp list) to see ${count === 1 ? "it" : "them"}, then fix ${count === 1 ? "it" : "them"} there.`, redact),
+        text: safeText(
+          `MCP is disabled: the settings have ${count} problem${count === 1 ? "" : "s"}, in ${filesOf(config)}. Run /mcp status (or pi-mcp list) to see ${count === 1 ? "it" : "them"}, then fix ${count === 1 ? "it" : "them"} there.`,
+          redact,
+        ),
       });
     }
     return notices;
@@ -145,13 +164,19 @@ function noticeFor(server: string, kind: AttentionKind, cause: string | undefine
     case "registration":
       return {
         level: "warning",
-        text: safeText(`MCP server ${name} needs a registered OAuth client: set auth.clientId for it (/mcp add, see /mcp status), then run /mcp auth ${server}.`, redact),
+        text: safeText(
+          `MCP server ${name} needs a registered OAuth client: set auth.clientId for it (/mcp add, see /mcp status), then run /mcp auth ${server}.`,
+          redact,
+        ),
       };
     case "failed":
       return {
         level: "error",
         // The cause is made safe whole before it is cut: a secret near the cut never shows in part.
-        text: safeText(`MCP server ${name} failed${cause ? `: ${safeHead(cause, redact, MAX_NOTICE_CAUSE)}` : ""}. Run /mcp status for details, /mcp reconnect ${server} to try again.`, redact),
+        text: safeText(
+          `MCP server ${name} failed${cause ? `: ${safeHead(cause, redact, MAX_NOTICE_CAUSE)}` : ""}. Run /mcp status for details, /mcp reconnect ${server} to try again.`,
+          redact,
+        ),
       };
   }
 }

@@ -54,7 +54,8 @@ export function buildRow(model: RenderModel, context: RenderContext): RenderMode
   if (!result) return model;
   const text = clean(textOf(result));
   model.summary = summaryOf(model.state, result, text);
-  if (context.expanded) model.sections = sectionsOf(model.state, result, boundedJsonLines(context.args ?? {}, LIMITS.argumentLines, clean), text);
+  if (context.expanded)
+    model.sections = sectionsOf(model.state, result, boundedJsonLines(context.args ?? {}, LIMITS.argumentLines, clean), text);
   return model;
 }
 
@@ -97,7 +98,8 @@ function previewValue(value: unknown, clean: Clean): string {
 
 function summaryOf(state: RenderState, result: RenderResult, text: string): string {
   if (state === "running") return progressOf(result.details.progress) ?? "started";
-  if (state === "failure" || state === "cancelled") return firstLine(text) || (state === "cancelled" ? "stopped before it finished" : "the call failed");
+  if (state === "failure" || state === "cancelled")
+    return firstLine(text) || (state === "cancelled" ? "stopped before it finished" : "the call failed");
   const parts = [countsOf(result)];
   if (state === "warning") parts.unshift("output-schema failure");
   if (typeof result.details.spillPath === "string") parts.push("truncated, complete output saved");
@@ -145,7 +147,8 @@ function sectionsOf(state: RenderState, result: RenderResult, args: string[], te
   const sections: RenderSection[] = [];
   sections.push({ title: "arguments", lines: args });
   if (text !== "") {
-    const title = state === "running" ? "progress" : state === "failure" || state === "cancelled" ? "error (model-visible)" : "output (model-visible)";
+    const title =
+      state === "running" ? "progress" : state === "failure" || state === "cancelled" ? "error (model-visible)" : "output (model-visible)";
     sections.push({ title, lines: boundedLines(text, LIMITS.outputLines, typeof result.details.spillPath === "string") });
   }
   const stored = storedContent(result, text);
@@ -168,7 +171,10 @@ function storedContent(result: RenderResult, text: string): string[] {
     lines.push(`image ${typeof item.mimeType === "string" ? item.mimeType : "(unknown type)"}, ${formatBytes(bytes)}`);
   }
   const structured = result.details.structuredContent;
-  if (structured !== undefined) lines.push(`structured content: ${shapeOf(structured)}, ${formatBytes(Buffer.byteLength(JSON.stringify(structured) ?? "", "utf8"))} (kept in the result details)`);
+  if (structured !== undefined)
+    lines.push(
+      `structured content: ${shapeOf(structured)}, ${formatBytes(Buffer.byteLength(JSON.stringify(structured) ?? "", "utf8"))} (kept in the result details)`,
+    );
   for (const match of text.matchAll(/\bsaved to (\S+?)\]/g)) lines.push(`saved file: ${match[1]}`);
   for (const key of ["resources", "resourceTemplates"] as const) {
     const found = result.details[key];
@@ -217,7 +223,8 @@ function bound(value: unknown, depth: number, clean: Clean): unknown {
 export function boundedLines(text: string, maxLines: number, spilled: boolean): string[] {
   const all = text.split("\n");
   const lines = all.slice(0, maxLines).map((line) => (line.length > LIMITS.lineChars ? `${line.slice(0, LIMITS.lineChars)}…` : line));
-  if (all.length > maxLines) lines.push(`… ${all.length - maxLines} more lines${spilled ? " (the complete output is in the result spill file)" : ""}`);
+  if (all.length > maxLines)
+    lines.push(`… ${all.length - maxLines} more lines${spilled ? " (the complete output is in the result spill file)" : ""}`);
   return lines;
 }
 
@@ -241,4 +248,3 @@ export function formatBytes(bytes: number): string {
   if (bytes < 1024 * 1024) return `${(bytes / 1024).toFixed(1)} KB`;
   return `${(bytes / (1024 * 1024)).toFixed(1)} MB`;
 }
-

@@ -10,10 +10,26 @@
 import type { ExtensionAPI, Theme } from "@earendil-works/pi-coding-agent";
 import type { Component } from "@earendil-works/pi-tui";
 import type { PluginKernel } from "../../src/kernel/hooks.ts";
-import { MESSAGE_TYPES, namedServerTool, type ObservedHost, type PiPart, type SessionObserver, type SessionUi, type ToolRenderers, type ToolRendering } from "../../src/kernel/pi-part.ts";
+import {
+  MESSAGE_TYPES,
+  namedServerTool,
+  type ObservedHost,
+  type PiPart,
+  type SessionObserver,
+  type SessionUi,
+  type ToolRenderers,
+  type ToolRendering,
+} from "../../src/kernel/pi-part.ts";
 import type { RenderContext, RenderModel, RenderResult, Redactor } from "../../src/kernel/types.ts";
 import { safeText } from "../../src/safety/text.ts";
-import { promptMessageComponent, resourceUpdateComponent, toolCallComponent, toolResultComponent, type Clean, type RenderOptionsLike } from "./components.ts";
+import {
+  promptMessageComponent,
+  resourceUpdateComponent,
+  toolCallComponent,
+  toolResultComponent,
+  type Clean,
+  type RenderOptionsLike,
+} from "./components.ts";
 import { attentionNotices, footerText, healthOf, type AttentionMemory } from "./health.ts";
 import { FIXED_TOOL_OPERATIONS, blankModel } from "./model.ts";
 import { isRecord, ownValue } from "../../src/safety/keys.ts";
@@ -36,13 +52,29 @@ interface RenderContextLike extends RenderOptionsLike {
 /** Tool rows built on the kernel's `render` hook (this plugin builds them; later taps refine them). */
 export function toolRendering(kernel: PluginKernel, redact: () => Redactor): ToolRendering {
   const model = (context: RenderContext): RenderModel => kernel.hooks.render.call(blankModel(context), context);
-  const renderers = (where: (args: Record<string, unknown>, details: Readonly<Record<string, unknown>> | undefined) => { server: string; operation: string }, tool: string): ToolRenderers => ({
+  const renderers = (
+    where: (args: Record<string, unknown>, details: Readonly<Record<string, unknown>> | undefined) => { server: string; operation: string },
+    tool: string,
+  ): ToolRenderers => ({
     renderCall(args: unknown, theme: Theme, context: RenderContextLike): Component {
       const record = asRecord(args);
-      const context_: RenderContext = { ...where(record, undefined), tool, args: record, result: undefined, partial: true, expanded: context?.expanded === true, redact: redact() };
+      const context_: RenderContext = {
+        ...where(record, undefined),
+        tool,
+        args: record,
+        result: undefined,
+        partial: true,
+        expanded: context?.expanded === true,
+        redact: redact(),
+      };
       return toolCallComponent(model(context_), theme, observerClean(redact()), context ?? {});
     },
-    renderResult(result: { content?: unknown; details?: unknown; isError?: boolean }, options: { expanded: boolean; isPartial: boolean }, theme: Theme, context: RenderContextLike): Component {
+    renderResult(
+      result: { content?: unknown; details?: unknown; isError?: boolean },
+      options: { expanded: boolean; isPartial: boolean },
+      theme: Theme,
+      context: RenderContextLike,
+    ): Component {
       const record = asRecord(context?.args);
       const details = asRecord(result.details);
       const persisted: RenderResult = {
@@ -50,7 +82,15 @@ export function toolRendering(kernel: PluginKernel, redact: () => Redactor): Too
         details,
         isError: context?.isError ?? result.isError === true,
       };
-      const context_: RenderContext = { ...where(record, details), tool, args: record, result: persisted, partial: options.isPartial, expanded: options.expanded, redact: redact() };
+      const context_: RenderContext = {
+        ...where(record, details),
+        tool,
+        args: record,
+        result: persisted,
+        partial: options.isPartial,
+        expanded: options.expanded,
+        redact: redact(),
+      };
       return toolResultComponent(model(context_), theme, observerClean(redact()), { ...context, expanded: options.expanded });
     },
   });
@@ -80,8 +120,12 @@ export function toolRendering(kernel: PluginKernel, redact: () => Redactor): Too
  * invoked, read or re-delivered.
  */
 export function registerObserverMessages(pi: ExtensionAPI, redact: () => Redactor): void {
-  pi.registerMessageRenderer(MESSAGE_TYPES.prompt, (message, options, theme) => promptMessageComponent(message.details, theme, observerClean(redact()), options));
-  pi.registerMessageRenderer(MESSAGE_TYPES.resourceUpdate, (message, options, theme) => resourceUpdateComponent(message.details, theme, observerClean(redact()), options));
+  pi.registerMessageRenderer(MESSAGE_TYPES.prompt, (message, options, theme) =>
+    promptMessageComponent(message.details, theme, observerClean(redact()), options),
+  );
+  pi.registerMessageRenderer(MESSAGE_TYPES.resourceUpdate, (message, options, theme) =>
+    resourceUpdateComponent(message.details, theme, observerClean(redact()), options),
+  );
 }
 
 /** Announced conditions per project, for the whole process: a reload does not announce them again. */
@@ -89,9 +133,12 @@ const MEMORY = Symbol.for("pi-mcp.attention-notices");
 
 function memoryFor(cwd: string): AttentionMemory {
   const global = globalThis as { [MEMORY]?: Map<string, AttentionMemory> };
-  const all = (global[MEMORY] ??= new Map());
-  let memory = all.get(cwd);
-  if (!memory) all.set(cwd, (memory = { servers: new Map() }));
+  global[MEMORY] ??= new Map();
+  let memory = global[MEMORY].get(cwd);
+  if (!memory) {
+    memory = { servers: new Map() };
+    global[MEMORY].set(cwd, memory);
+  }
   return memory;
 }
 

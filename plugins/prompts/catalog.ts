@@ -56,14 +56,16 @@ export async function listPrompts(connection: LiveServer, { maxAgeMs = 0 }: { ma
 }
 
 function validPrompts(value: unknown, connection: LiveServer): PromptInfo[] {
-  if (!Array.isArray(value)) throw new PiMcpError("failed", `${connection.name} prompts/list returned no prompts array`);
+  if (!Array.isArray(value)) throw new PiMcpError("invalid_response", `${connection.name} prompts/list returned no prompts array`);
   const prompts: PromptInfo[] = [];
   for (const item of value) {
     if (!isRecord(item) || typeof item.name !== "string" || item.name === "") {
       connection.log.append("[pi-mcp] skipped a prompt without a name\n");
       continue;
     }
-    const args = Array.isArray(item.arguments) ? item.arguments.filter((arg): arg is Record<string, unknown> => isRecord(arg) && typeof arg.name === "string" && arg.name !== "") : [];
+    const args = Array.isArray(item.arguments)
+      ? item.arguments.filter((arg): arg is Record<string, unknown> => isRecord(arg) && typeof arg.name === "string" && arg.name !== "")
+      : [];
     prompts.push({
       name: item.name,
       ...(typeof item.title === "string" && { title: item.title }),

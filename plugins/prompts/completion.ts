@@ -28,7 +28,7 @@ export async function completePromptLine({ words, head, host }: LiveCompletionRe
   const [server, promptName] = positionals;
   if (server === undefined || positionals.length > 2) return null;
   const connection = host.server(server);
-  if (!connection || connection.state !== "connected") return null;
+  if (connection?.state !== "connected") return null;
   const redact = host.context.redact;
   const describe = (text: string | undefined) => description(text, redact);
   const shown = (text: string) => safeText(text, redact);
@@ -56,14 +56,24 @@ export async function completePromptLine({ words, head, host }: LiveCompletionRe
   const split = pair.indexOf("=");
   if (split === -1) {
     return items(
-      remaining.filter((arg) => arg.name.startsWith(pair)).map((arg) => ({ value: `${head}${inline}${arg.name}=`, label: shown(`${arg.name}=`), ...argLabel(arg) })),
+      remaining
+        .filter((arg) => arg.name.startsWith(pair))
+        .map((arg) => ({ value: `${head}${inline}${arg.name}=`, label: shown(`${arg.name}=`), ...argLabel(arg) })),
     );
   }
   const name = pair.slice(0, split);
   if (!prompt.arguments.some((arg) => arg.name === name)) return null;
   const value = pair.slice(split + 1).replace(/^["']/, "");
   const client = await connection.connected();
-  const request = { client, requestTimeoutMs: connection.requestTimeoutMs, prompt: prompt.name, argument: name, value, context: given, log: (text: string) => connection.log.append(text) };
+  const request = {
+    client,
+    requestTimeoutMs: connection.requestTimeoutMs,
+    prompt: prompt.name,
+    argument: name,
+    value,
+    context: given,
+    log: (text: string) => connection.log.append(text),
+  };
   const values = await host.complete(request);
   return items(values.map((suggestion) => ({ value: `${head}${inline}${name}=${quoteValue(suggestion)}`, label: shown(suggestion) })));
 }

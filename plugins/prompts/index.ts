@@ -12,7 +12,6 @@
  * to the branches that hold them, and nothing of ours replays them again
  * (which would deliver them twice).
  */
-import type { Client } from "@modelcontextprotocol/client";
 import type { CommandEnvironment, CommandSpec } from "../../src/kernel/commands.ts";
 import { usage } from "../../src/kernel/commands.ts";
 import { describeError, PiMcpError } from "../../src/kernel/errors.ts";
@@ -107,29 +106,46 @@ export const promptCommand: CommandSpec = {
     const given = parseArgPairs(input.options.arg);
     const host = await requireHost(env);
     const session = host.context.services.session;
-    if (!session?.addMessage) throw new PiMcpError("failed", "prompt: this surface has no conversation to add the messages to");
+    if (!session?.addMessage) throw new PiMcpError("not_supported", "prompt: this surface has no conversation to add the messages to");
     const connection = await connectedServer(host, server);
     const prompts = await connection.request("prompts/list", () => listPrompts(connection));
     const prompt = prompts.find((candidate) => candidate.name === name);
     if (!prompt) {
       const known = prompts.map((candidate) => candidate.name);
-      throw new PiMcpError("not_found", safeText(`server "${server}" has no prompt "${name}"${known.length ? ` (prompts: ${shortList(known)})` : " (it offers no prompts)"}`, host.context.redact));
+      throw new PiMcpError(
+        "not_found",
+        safeText(
+          `server "${server}" has no prompt "${name}"${known.length ? ` (prompts: ${shortList(known)})` : " (it offers no prompts)"}`,
+          host.context.redact,
+        ),
+      );
     }
     checkArguments(prompt, given, server, host.context);
     // The person runs this in the foreground: a server request it causes (elicitation, say) may ask them.
     const leave = connection.enterCall({ signal: undefined, interactive: host.context.services.ui !== undefined });
     const raw = await connection
-      .request("prompts/get", async (client) =>
-        (await client.request({ method: "prompts/get", params: { name, arguments: given } }, ANY_RESULT, { timeout: connection.requestTimeoutMs })) as Record<string, unknown>,
+      .request(
+        "prompts/get",
+        async (client) =>
+          (await client.request({ method: "prompts/get", params: { name, arguments: given } }, ANY_RESULT, {
+            timeout: connection.requestTimeoutMs,
+          })) as Record<string, unknown>,
       )
       .finally(leave);
     const message = await expandPrompt(host, server, prompt, given, raw);
-    if (message.record.messages.length === 0) throw new PiMcpError("failed", safeText(`${server} prompts/get: prompt "${name}" returned no messages; nothing was added`, host.context.redact));
+    if (message.record.messages.length === 0)
+      throw new PiMcpError(
+        "invalid_response",
+        safeText(`${server} prompts/get: prompt "${name}" returned no messages; nothing was added`, host.context.redact),
+      );
     session.addMessage({ customType: PROMPT_MESSAGE_TYPE, content: message.content, details: { ...message.record } });
     const count = message.record.messages.length;
     return {
       exitCode: 0,
-      output: safeText(`Added MCP prompt "${name}" from "${server}" (${count} message${count === 1 ? "" : "s"}) to the conversation; the model sees it with your next message.`, host.context.redact),
+      output: safeText(
+        `Added MCP prompt "${name}" from "${server}" (${count} message${count === 1 ? "" : "s"}) to the conversation; the model sees it with your next message.`,
+        host.context.redact,
+      ),
     };
   },
 };
@@ -155,7 +171,9 @@ function checkArguments(prompt: PromptInfo, given: Readonly<Record<string, strin
   const unknown = Object.keys(given).filter((key) => !declared.has(key));
   if (unknown.length > 0) {
     const names = prompt.arguments.map((arg) => arg.name);
-    throw fail(`prompt "${prompt.name}" has no argument ${unknown.map((key) => `"${key}"`).join(", ")} (${names.length ? `arguments: ${names.join(", ")}` : "it takes no arguments"})`);
+    throw fail(
+      `prompt "${prompt.name}" has no argument ${unknown.map((key) => `"${key}"`).join(", ")} (${names.length ? `arguments: ${names.join(", ")}` : "it takes no arguments"})`,
+    );
   }
   const missing = prompt.arguments.filter((arg) => arg.required && !Object.hasOwn(given, arg.name)).map((arg) => arg.name);
   if (missing.length > 0) throw fail(`prompt "${prompt.name}" needs ${missing.map((key) => `--arg ${key}=VALUE`).join(" ")}`);
@@ -188,7 +206,9 @@ export async function expandPrompt(
   const mapped = await host.results.map(origin, { ...raw, content: blocks }, {});
   const roles = messages.map((message) => (typeof message.role === "string" ? message.role : "user"));
   const description = typeof raw.description === "string" ? raw.description : prompt.description;
-  const argText = Object.entries(args).map(([key, value]) => `${key}=${JSON.stringify(value)}`).join(", ");
+  const argText = Object.entries(args)
+    .map(([key, value]) => `${key}=${JSON.stringify(value)}`)
+    .join(", ");
   const header = `[MCP prompt "${prompt.name}" from server "${server}"${argText ? ` (${argText})` : ""}: ${roles.length} message${roles.length === 1 ? "" : "s"}, run by the person with /mcp prompt]`;
   const label = (text: string): MappedBlock => ({ source: { type: "pi-mcp.label" }, output: [{ type: "text", text }] });
   const labelled: MappedBlock[] = [label(header)];
@@ -230,14 +250,15 @@ function joinTexts(content: readonly PiContent[]): PiContent[] {
 }
 
 function requireHost(env: CommandEnvironment): Promise<PluginHost> {
-  if (!env.runtime) throw new PiMcpError("failed", "prompt: this command needs a running Pi session");
+  if (!env.runtime) throw new PiMcpError("needs_session", "prompt: this command needs a running Pi session");
   return env.runtime.host();
 }
 
 /** The server's connection once it is connected; a server still connecting is waited for (up to its connect timeout). */
 export async function connectedServer(host: PluginHost, server: string): Promise<LiveServer> {
   const connection = host.server(server);
-  if (!connection) throw new PiMcpError("not_found", safeText(`server "${server}" is not configured or not enabled in this session`, host.context.redact));
+  if (!connection)
+    throw new PiMcpError("not_found", safeText(`server "${server}" is not configured or not enabled in this session`, host.context.redact));
   await connection.connected();
   return connection;
 }

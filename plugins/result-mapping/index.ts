@@ -2,6 +2,7 @@ import { STAGE, type Kernel, type KernelPlugin } from "../../src/kernel/kernel.t
 import type { ContentBlock, MappedResult, PiContent, ResultContext } from "../../src/kernel/types.ts";
 import { MAX_NESTING_DEPTH } from "../../src/kernel/limits.ts";
 import { CUT_MARKER, cutNesting, printJson } from "../../src/safety/json.ts";
+import { normalImageType } from "../../src/safety/images.ts";
 
 type Mapper = (block: ContentBlock, context: ResultContext) => Promise<PiContent[]> | PiContent[];
 
@@ -15,10 +16,10 @@ const str = (value: unknown): string | undefined => (typeof value === "string" ?
  */
 const MAPPERS: Readonly<Record<string, Mapper>> = {
   text: (block) => text(str(block.text) ?? ""),
+  // Whether the model may take it (its bytes, size, how many) is decided for every image of the result as it is finished.
   image: (block) => {
     const data = str(block.data);
-    const mimeType = str(block.mimeType);
-    return data && mimeType ? [{ type: "image", data, mimeType }] : text("[image without data]");
+    return data ? [{ type: "image", data, mimeType: str(block.mimeType) ?? "" }] : text("[image without data]");
   },
   audio: async (block, context) => {
     const path = await context.saveFile(Buffer.from(str(block.data) ?? "", "base64"), { mimeType: str(block.mimeType), name: "audio" });
@@ -31,7 +32,12 @@ const MAPPERS: Readonly<Record<string, Mapper>> = {
     if (typeof resource.text === "string") {
       return text(`[resource ${uri} from ${context.server}${mimeType ? `, ${mimeType}` : ""}]\n${resource.text}`);
     }
-    const path = await context.saveFile(Buffer.from(str(resource.blob) ?? "", "base64"), { mimeType, name: "resource" });
+    const blob = str(resource.blob);
+    // An image resource goes to the model as an image, when the model can take it (see above).
+    if (blob && normalImageType(mimeType).startsWith("image/")) {
+      return [...text(`[resource ${uri} from ${context.server}, ${mimeType}]`), { type: "image", data: blob, mimeType: mimeType ?? "" }];
+    }
+    const path = await context.saveFile(Buffer.from(blob ?? "", "base64"), { mimeType, name: "resource" });
     return text(`[binary resource ${uri} from ${context.server}${mimeType ? `, ${mimeType}` : ""} saved to ${path}]`);
   },
   resource_link: (block, context) => {
@@ -44,7 +50,9 @@ export class ResultMappingPlugin implements KernelPlugin {
   readonly name = "result-mapping";
   apply(kernel: Kernel): void {
     for (const [type, mapper] of Object.entries(MAPPERS)) {
-      kernel.hooks.mapContent.for(type).tapPromise({ name: `${this.name}:${type}`, stage: STAGE.BUILTIN }, async (block, context) => mapper(block, context));
+      kernel.hooks.mapContent
+        .for(type)
+        .tapPromise({ name: `${this.name}:${type}`, stage: STAGE.BUILTIN }, async (block, context) => mapper(block, context));
     }
     kernel.hooks.mapResult.tapPromise({ name: `${this.name}:structured`, stage: STAGE.BUILTIN }, async (result, context) =>
       withStructuredContent(result, context),
@@ -67,7 +75,9 @@ function withStructuredContent(result: MappedResult, context: ResultContext): Ma
   if (structured === undefined) return result;
   const { value, cut } = cutNesting(structured);
   result.details.structuredContent = value;
-  const note = cut ? `\n[structured content nested more than ${MAX_NESTING_DEPTH} levels deep: deeper values are replaced by "${CUT_MARKER}"]` : "";
+  const note = cut
+    ? `\n[structured content nested more than ${MAX_NESTING_DEPTH} levels deep: deeper values are replaced by "${CUT_MARKER}"]`
+    : "";
   result.trailer.push({ type: "text", text: `[structured content]\n${printJson(value)}${note}` });
   return result;
 }

@@ -68,6 +68,8 @@ function announce(connection: LiveConnection, roots: readonly Root[]): boolean {
   served.set(connection.client, roots);
   if (JSON.stringify(before) === JSON.stringify(roots)) return false;
   connection.log(`[pi-mcp] roots changed: ${roots.map((root) => root.uri).join(", ")}\n`);
-  connection.client.sendRootsListChanged().catch((error: unknown) => connection.log(`[pi-mcp] notifications/roots/list_changed failed: ${describeError(error)}\n`));
+  connection.client
+    .sendRootsListChanged()
+    .catch((error: unknown) => connection.log(`[pi-mcp] notifications/roots/list_changed failed: ${describeError(error)}\n`));
   return true;
 }

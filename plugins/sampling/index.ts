@@ -13,17 +13,21 @@
  *   MAX_SAMPLING_PER_CALL of them; later ones are refused.
  * - A request that offers tools gets the model's tool-use blocks back
  *   (`stopReason: "toolUse"`) for the server to run.
- * - Content goes to the model as the server sent it; the retained log gets
- *   one line per request, without content.
+ * - Content goes to the model as the server sent it, except images the
+ *   model cannot take (another type, not base64, not the image they claim,
+ *   too large, more than MAX_IMAGES_PER_MESSAGE): each becomes a line saying
+ *   why, instead of a request the provider refuses. The retained log gets one
+ *   line per request, without content.
  */
 import { ProtocolError, ProtocolErrorCode, SdkError, SdkErrorCode } from "@modelcontextprotocol/client";
 import { describeError } from "../../src/kernel/errors.ts";
 import type { Kernel, KernelPlugin } from "../../src/kernel/kernel.ts";
-import { MAX_SAMPLING_PER_CALL } from "../../src/kernel/limits.ts";
+import { MAX_CONVERSATION_IMAGE_BYTES, MAX_IMAGES_PER_MESSAGE, MAX_SAMPLING_PER_CALL } from "../../src/kernel/limits.ts";
 import type { CallScope, ModelService, SamplingContent, SamplingRequest, SamplingResult } from "../../src/kernel/services.ts";
 import type { LiveConnection } from "../../src/kernel/types.ts";
 import { safeText } from "../../src/safety/text.ts";
 import { isRecord } from "../../src/safety/keys.ts";
+import { imageLabel, inspectImage } from "../../src/safety/images.ts";
 
 /** Refusal code MCP uses for "the user rejected the sampling request". */
 const SAMPLING_REFUSED = -1;
@@ -42,8 +46,9 @@ export class SamplingPlugin implements KernelPlugin {
       const model = connection.host.services.model;
       if (!model) return;
       try {
-        connection.client.setRequestHandler("sampling/createMessage", (request, ctx) =>
-          answerSampling(connection, model, request.params as unknown as WireParams, ctx.mcpReq.signal) as never,
+        connection.client.setRequestHandler(
+          "sampling/createMessage",
+          (request, ctx) => answerSampling(connection, model, request.params as unknown as WireParams, ctx.mcpReq.signal) as never,
         );
       } catch (error) {
         // Another plugin took the capability away again: then there is nothing to answer.
@@ -67,7 +72,12 @@ interface WireParams {
 
 type WireBlock = Readonly<Record<string, unknown>> & { readonly type: string };
 
-async function answerSampling(connection: LiveConnection, model: ModelService, params: WireParams, requestSignal: AbortSignal | undefined): Promise<Record<string, unknown>> {
+async function answerSampling(
+  connection: LiveConnection,
+  model: ModelService,
+  params: WireParams,
+  requestSignal: AbortSignal | undefined,
+): Promise<Record<string, unknown>> {
   const call = connection.activeCall();
   if (!call || !connection.isCurrent()) {
     connection.log("[pi-mcp] sampling refused: the server asked outside a tool call\n");
@@ -75,17 +85,26 @@ async function answerSampling(connection: LiveConnection, model: ModelService, p
   }
   const made = samplingMade.get(call) ?? 0;
   if (made >= MAX_SAMPLING_PER_CALL) {
-    connection.log(`[pi-mcp] sampling refused: this tool call already made ${MAX_SAMPLING_PER_CALL} sampling requests, the most one call may make\n`);
-    throw new ProtocolError(SAMPLING_REFUSED, `sampling refused: one tool call may make at most ${MAX_SAMPLING_PER_CALL} sampling requests`);
+    connection.log(
+      `[pi-mcp] sampling refused: this tool call already made ${MAX_SAMPLING_PER_CALL} sampling requests, the most one call may make\n`,
+    );
+    throw new ProtocolError(
+      SAMPLING_REFUSED,
+      `sampling refused: one tool call may make at most ${MAX_SAMPLING_PER_CALL} sampling requests`,
+    );
   }
   samplingMade.set(call, made + 1);
   const timeoutMs = connection.requestTimeoutMs;
-  const signal = AbortSignal.any([requestSignal, AbortSignal.timeout(timeoutMs), call.signal].filter((each): each is AbortSignal => each !== undefined));
+  const signal = AbortSignal.any(
+    [requestSignal, AbortSignal.timeout(timeoutMs), call.signal].filter((each): each is AbortSignal => each !== undefined),
+  );
   const request = toSamplingRequest(params);
   const started = Date.now();
   try {
     const result = await model.complete(request, signal);
-    connection.log(`[pi-mcp] sampling: ${safeText(result.model, connection.host.redact)} answered in ${Date.now() - started} ms (${result.stopReason})\n`);
+    connection.log(
+      `[pi-mcp] sampling: ${safeText(result.model, connection.host.redact)} answered in ${Date.now() - started} ms (${result.stopReason})\n`,
+    );
     return toWireResult(result, (params.tools?.length ?? 0) > 0);
   } catch (error) {
     const why = requestSignal?.aborted
@@ -103,9 +122,10 @@ async function answerSampling(connection: LiveConnection, model: ModelService, p
 /** MCP params → the host's SamplingRequest. Audio and resource blocks reach the model as a short text note. */
 export function toSamplingRequest(params: WireParams): SamplingRequest {
   const noTools = params.toolChoice?.mode === "none";
+  const images = imageRoom();
   const messages = params.messages.map((message) => ({
     role: message.role,
-    content: (Array.isArray(message.content) ? message.content : [message.content as WireBlock]).map(toContent),
+    content: (Array.isArray(message.content) ? message.content : [message.content as WireBlock]).map((block) => toContent(block, images)),
   }));
   const usesTools = messages.some((message) => message.content.some((block) => block.type === "tool_use" || block.type === "tool_result"));
   // toolChoice "none": the model gets no tools, unless the conversation already used them (providers need their definitions then).
@@ -116,21 +136,52 @@ export function toSamplingRequest(params: WireParams): SamplingRequest {
     maxTokens: params.maxTokens,
     ...(params.temperature !== undefined && { temperature: params.temperature }),
     ...(params.stopSequences && params.stopSequences.length > 0 && { stopSequences: params.stopSequences }),
-    ...(tools && { tools: tools.map((tool) => ({ name: tool.name, ...(tool.description !== undefined && { description: tool.description }), inputSchema: tool.inputSchema })) }),
+    ...(tools && {
+      tools: tools.map((tool) => ({
+        name: tool.name,
+        ...(tool.description !== undefined && { description: tool.description }),
+        inputSchema: tool.inputSchema,
+      })),
+    }),
   };
 }
 
-function toContent(block: WireBlock): SamplingContent {
+/** What is left of one request's room for images: MAX_IMAGES_PER_MESSAGE of them, MAX_CONVERSATION_IMAGE_BYTES together. */
+function imageRoom() {
+  let count = MAX_IMAGES_PER_MESSAGE;
+  let bytes = MAX_CONVERSATION_IMAGE_BYTES;
+  return (data: string, mimeType: string): SamplingContent => {
+    const verdict = inspectImage(data, mimeType);
+    const why = !verdict.ok
+      ? verdict.why
+      : count <= 0
+        ? `the request already holds ${MAX_IMAGES_PER_MESSAGE} images, the most one may carry`
+        : verdict.data.length > bytes
+          ? "the request's images would be too large together"
+          : undefined;
+    if (why !== undefined || !verdict.ok) return { type: "text", text: `[image ${imageLabel(mimeType)} omitted: ${why}]` };
+    count--;
+    bytes -= verdict.data.length;
+    return { type: "image", data: verdict.data, mimeType: verdict.mimeType };
+  };
+}
+
+function toContent(block: WireBlock, image: (data: string, mimeType: string) => SamplingContent): SamplingContent {
   switch (block.type) {
     case "text":
       return { type: "text", text: String(block.text ?? "") };
     case "image":
-      return { type: "image", data: String(block.data ?? ""), mimeType: String(block.mimeType ?? "image/png") };
+      return image(String(block.data ?? ""), String(block.mimeType ?? ""));
     case "tool_use":
       return { type: "tool_use", id: String(block.id), name: String(block.name), input: isRecord(block.input) ? block.input : {} };
     case "tool_result": {
       const inner = Array.isArray(block.content) ? (block.content as WireBlock[]) : [];
-      return { type: "tool_result", toolUseId: String(block.toolUseId), content: inner.map(toContent), ...(block.isError === true && { isError: true }) };
+      return {
+        type: "tool_result",
+        toolUseId: String(block.toolUseId),
+        content: inner.map((each) => toContent(each, image)),
+        ...(block.isError === true && { isError: true }),
+      };
     }
     case "audio":
       return { type: "text", text: `[audio ${String(block.mimeType ?? "")} omitted: the model takes no audio]` };
@@ -151,7 +202,12 @@ export function toWireResult(result: SamplingResult, withTools: boolean): Record
       if (block.type === "image") return [{ type: "image", data: block.data, mimeType: block.mimeType }];
       return [];
     });
-    return { role: "assistant", model: result.model, stopReason: result.stopReason, content: content.length > 0 ? content : [{ type: "text", text: "" }] };
+    return {
+      role: "assistant",
+      model: result.model,
+      stopReason: result.stopReason,
+      content: content.length > 0 ? content : [{ type: "text", text: "" }],
+    };
   }
   const image = result.content.find((block) => block.type === "image");
   const text = result.content.flatMap((block) => (block.type === "text" ? [block.text] : [])).join("");

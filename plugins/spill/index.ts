@@ -6,7 +6,12 @@ export class SpillPlugin implements KernelPlugin {
   readonly name = "spill";
   apply(kernel: Kernel): void {
     kernel.hooks.spill.tapPromise(this.name, async (request) => {
-      const path = await writePrivateFile(request.host.privateDir, "spill", `${request.server}-${request.operation}.txt`, Buffer.from(request.text, "utf8"));
+      const path = await writePrivateFile(
+        request.host.privateDir,
+        "spill",
+        `${request.server}-${request.operation}.txt`,
+        Buffer.from(request.text, "utf8"),
+      );
       return { path };
     });
   }

@@ -17,7 +17,10 @@ export function toolNameCandidate(name: string): string {
 
 /** A stable suffix for one (server, tool) pair (`extraHex` more digits when even that is taken). */
 export function withHashSuffix(candidate: string, server: string, tool: string, extraHex = 0): string {
-  const hex = createHash("sha256").update(`${server}\u0000${tool}`).digest("hex").slice(0, SUFFIX_HEX + extraHex);
+  const hex = createHash("sha256")
+    .update(`${server}\u0000${tool}`)
+    .digest("hex")
+    .slice(0, SUFFIX_HEX + extraHex);
   return `${candidate.slice(0, MAX_TOOL_NAME - hex.length - 1)}_${hex}`;
 }
 
@@ -64,7 +67,10 @@ const candidateIndex = new WeakMap<readonly string[], Map<string, Map<string, Se
 
 function candidatesOf(server: string, serverTools: readonly string[]): Map<string, Set<string>> {
   let byServer = candidateIndex.get(serverTools);
-  if (!byServer) candidateIndex.set(serverTools, (byServer = new Map()));
+  if (!byServer) {
+    byServer = new Map();
+    candidateIndex.set(serverTools, byServer);
+  }
   let index = byServer.get(server);
   if (!index) {
     index = new Map();

@@ -72,7 +72,9 @@ export class BoundedStreamableHttpTransport extends StreamableHTTPClientTranspor
     const lifetime = new AbortController();
     super(url, {
       ...options,
-      fetch: boundedFetch(fetchUntil(options.fetch ?? fetch, lifetime.signal), maxMessageBytes, (error) => self.transport?.tooLarge(error, sending.getStore())),
+      fetch: boundedFetch(fetchUntil(options.fetch ?? fetch, lifetime.signal), maxMessageBytes, (error) =>
+        self.transport?.tooLarge(error, sending.getStore()),
+      ),
       reconnectionOptions: RESUMPTION,
       reconnectionScheduler: (reconnect, delay) => {
         const timer = setTimeout(reconnect, Math.min(delay, MAX_RESUME_DELAY_MS));
@@ -132,7 +134,11 @@ export class BoundedStreamableHttpTransport extends StreamableHTTPClientTranspor
     if (request.answered || this.inFlight.get(request.id) !== request) return;
     this.inFlight.delete(request.id);
     const reason = request.tooLarge?.message ?? "the server's response stream ended before the answer arrived, and it could not be resumed";
-    this.protocolHandler?.({ jsonrpc: "2.0", id: request.id, error: { code: INTERNAL_ERROR, message: reason, data: { piMcp: "response-stream-ended" } } });
+    this.protocolHandler?.({
+      jsonrpc: "2.0",
+      id: request.id,
+      error: { code: INTERNAL_ERROR, message: reason, data: { piMcp: "response-stream-ended" } },
+    });
   }
 
   /** A body over the cap: a request's response fails that request; the notification stream closes the connection. */
@@ -204,7 +210,9 @@ export const sseTransportPlugin = () =>
     return new BoundedSseTransport(new URL(definition.url), {
       requestInit: { headers },
       // The event stream (GET) needs the same headers as the POSTs.
-      eventSourceInit: { fetch: (url, init) => fetch(url, { ...init, headers: { ...(init?.headers as Record<string, string>), ...headers } }) },
+      eventSourceInit: {
+        fetch: (url, init) => fetch(url, { ...init, headers: { ...(init?.headers as Record<string, string>), ...headers } }),
+      },
       ...auth,
     });
   });

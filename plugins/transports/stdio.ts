@@ -7,7 +7,9 @@ import { MessageTooLargeError, TransportClosedError } from "../../src/kernel/err
 import { MAX_MESSAGE_BYTES } from "../../src/kernel/limits.ts";
 import { withDeadline } from "../../src/kernel/async.ts";
 import type { Redactor } from "../../src/kernel/types.ts";
+import { ProcessTree, TREE_VARIABLE } from "../../src/safety/process-tree.ts";
 import { secretStartAtEnd, withoutLeadingFragment, withoutTrailingFragment } from "../../src/safety/text.ts";
+import { releaseChild } from "./release.ts";
 import { transportPlugin } from "./plugin.ts";
 
 const NEWLINE = 0x0a;
@@ -15,6 +17,10 @@ const NEWLINE = 0x0a;
 const STDOUT_EXIT_GRACE_MS = 500;
 /** How long a server that never answered may take to end on SIGTERM before it is killed. */
 const UNSTARTED_KILL_MS = 500;
+/** How long a closed server (its stdin ended) may take to exit before its tree gets SIGTERM. */
+export const STDIN_GRACE_MS = 1_500;
+/** How long after SIGTERM before SIGKILL. With the scans of the tree, a close takes at most about 3.5 s, within the 5 s shutdown budget. */
+export const TERM_GRACE_MS = 1_500;
 
 /**
  * The SDK's stdio read buffer, in linear time. The SDK's own copies the whole
@@ -58,7 +64,7 @@ export class LinearReadBuffer extends ReadBuffer {
         this.nextLine = 0;
       }
       try {
-        return deserializeMessage(line.toString("utf8").replace(/\r$/, ""));
+        return parseMessage(line.toString("utf8").replace(/\r$/, ""));
       } catch (error) {
         if (error instanceof SyntaxError) continue; // not JSON (stray output): skipped, as the SDK does
         throw error;
@@ -87,8 +93,35 @@ export class LinearReadBuffer extends ReadBuffer {
 }
 
 /**
- * The SDK's stdio transport with three changes, made through the seams it
- * has (its read buffer and its child process), not a protocol of our own:
+ * One line as a JSON-RPC message, as the SDK's deserializeMessage reads it
+ * (JSON.parse, then the SDK's JSON-RPC message schema).
+ * The common answer, a result without `_meta` (`{jsonrpc: "2.0", id, result}`
+ * and nothing else), is taken as parsed: the SDK's Zod parse of it accepts
+ * exactly that shape and only copies it (about a tenth of a call's CPU in
+ * Pi's process, for every answer). Anything else (requests, notifications,
+ * errors, a result with `_meta`, whose parse also repairs a malformed
+ * serverInfo) goes through the SDK's parse.
+ */
+export function parseMessage(line: string): JSONRPCMessage {
+  const message: unknown = JSON.parse(line);
+  if (isPlainResult(message)) return message as JSONRPCMessage;
+  return deserializeMessage(line); // read again: the SDK does not export its message schema
+}
+
+function isPlainResult(message: unknown): boolean {
+  if (typeof message !== "object" || message === null || Array.isArray(message)) return false;
+  const { jsonrpc, id, result } = message as Record<string, unknown>;
+  if (jsonrpc !== "2.0" || (typeof id !== "string" && !Number.isInteger(id))) return false;
+  if (typeof result !== "object" || result === null || Array.isArray(result) || "_meta" in result) return false;
+  let keys = 0;
+  for (const _key in message) keys++;
+  return keys === 3;
+}
+
+/**
+ * The SDK's stdio transport with these changes, made through the seams it
+ * has (its read buffer, its child process and the environment it is given),
+ * not a protocol of our own:
  *
  * - Era probing: the SDK probes its own class on a short-lived sibling
  *   process (a second spawn per connect); a subclass is probed in place.
@@ -96,10 +129,17 @@ export class LinearReadBuffer extends ReadBuffer {
  * - A server that closes its stdout can no longer answer: the transport is
  *   closed (the SDK would wait for the process to exit), so the connection
  *   is lost at once instead of every request timing out.
+ * - The server is a process tree (src/safety/process-tree.ts): closing ends
+ *   all of it. Its stdin is closed, the server gets STDIN_GRACE_MS to exit,
+ *   then every process of the tree gets SIGTERM and, TERM_GRACE_MS later,
+ *   SIGKILL; when the server ends by itself (a crash), what it left running
+ *   is ended the same way. Then the pipes are let go of, so a process that
+ *   left the tree and still holds them cannot keep Pi running. (The SDK
+ *   signals only the server process and waits for every pipe to close.)
  * - A server that never answered anything (still starting) is ended at once
- *   when the transport closes: SIGTERM, and SIGKILL after a short bound. The
- *   SDK would give it two seconds to notice its closed stdin, which a server
- *   still loading never does, and every quit would wait for that.
+ *   when the transport closes: SIGTERM, and SIGKILL after a short bound. A
+ *   server still loading never notices its closed stdin, and every quit
+ *   would wait for that.
  */
 class InPlaceStdioTransport extends StdioClientTransport {
   /** How the process ended, once it has. */
@@ -109,9 +149,12 @@ class InPlaceStdioTransport extends StdioClientTransport {
 
   private readonly stderrReader: StderrReader;
   private readonly stderrEnded: Promise<void>;
+  private readonly tree: ProcessTree;
 
-  constructor(server: StdioServerParameters, maxMessageBytes: number, stderrReader: StderrReader) {
-    super({ ...server, stderr: "pipe" });
+  constructor(server: StdioServerParameters, maxMessageBytes: number, stderrReader: StderrReader, tree = new ProcessTree()) {
+    // The marker every process of the tree inherits, so it is found even after it left the process group.
+    super({ ...server, env: { ...server.env, [TREE_VARIABLE]: tree.marker }, stderr: "pipe" });
+    this.tree = tree;
     this.sdkInternals()._readBuffer = new LinearReadBuffer(maxMessageBytes);
     this.stderrReader = stderrReader;
     const stderr = this.stderr;
@@ -122,9 +165,25 @@ class InPlaceStdioTransport extends StdioClientTransport {
   override async start(): Promise<void> {
     await super.start();
     const child = this.sdkInternals()._process;
+    if (child?.pid !== undefined) this.tree.adopt(child.pid);
+    // The server ended by itself (all its pipes closed): what it left running is ended too.
+    child?.once("close", () => {
+      this.tree.end({ politeMs: 0, termMs: TERM_GRACE_MS }).catch(() => undefined);
+    });
     // The process's exit is what a failure's cause needs.
     child?.once("exit", (code, signal) => {
       this.exit = signal ? `was stopped by signal ${signal}` : `exited with code ${code}`;
+      // Node ends the server's stdin when its process exits: nothing can be sent any more. If its output is still
+      // open a moment later (what it left running holds it: a forked helper), the connection is lost: the transport
+      // closes, and what the server left running is ended at once (nobody is left to stop politely).
+      const timer = setTimeout(() => {
+        if (this.sdkInternals()._process !== child) return; // closing already, or closed
+        this.onerror?.(new TransportClosedError(`the server process ${this.exit}; what it left running holds its output open`));
+        this.tree.end({ politeMs: 0, termMs: TERM_GRACE_MS }).catch(() => undefined);
+        this.close().catch(() => undefined);
+      }, STDOUT_EXIT_GRACE_MS);
+      timer.unref();
+      child.once("close", () => clearTimeout(timer));
     });
     child?.stdout?.once("data", () => {
       this.answered = true;
@@ -143,21 +202,32 @@ class InPlaceStdioTransport extends StdioClientTransport {
   }
 
   override async close(): Promise<void> {
-    const child = this.sdkInternals()._process;
-    if (child && !this.answered && child.exitCode === null && child.signalCode === null) {
-      child.kill("SIGTERM");
-      const kill = setTimeout(() => child.kill("SIGKILL"), UNSTARTED_KILL_MS);
-      kill.unref();
-      child.once("exit", () => clearTimeout(kill));
+    const internals = this.sdkInternals();
+    const child = internals._process;
+    const running = child !== undefined && child.exitCode === null && child.signalCode === null;
+    const rootExited = running ? new Promise((resolve) => child.once("exit", resolve)) : undefined;
+    // What the SDK's close does first, without its signals to the server process alone: nothing is sent from now on,
+    // and the server's stdin is ended (a server that exits then takes its tree along, or leaves it to the signals).
+    internals._process = undefined;
+    try {
+      child?.stdin?.end();
+    } catch {
+      // the pipe broke already
     }
-    await super.close();
+    await this.tree.end(
+      running && !this.answered
+        ? { politeMs: 0, termMs: UNSTARTED_KILL_MS, ...(rootExited && { rootExited }) }
+        : { politeMs: STDIN_GRACE_MS, termMs: TERM_GRACE_MS, ...(rootExited && { rootExited }) },
+    );
+    if (child) await releaseChild(child, this.stderr);
+    internals._readBuffer.clear();
     // What the process wrote last is in its log before anything that follows (the next attempt's separator).
-    // Bounded: a grandchild holding the pipe open must not hold the close up.
+    // Bounded: a process that left the tree may hold the pipe open.
     await withDeadline(this.stderrEnded, STDERR_END_GRACE_MS, () => new Error("stderr still open")).catch(() => undefined);
     this.stderrReader.end();
   }
 
-  /** The SDK's (TypeScript-private) read buffer and child process: the seams this class uses. */
+  /** The SDK's (TypeScript-private) read buffer and child process: the seams this class uses (its close() is replaced, see close). */
   private sdkInternals(): { _readBuffer: ReadBuffer; _process?: ChildProcess } {
     return this as unknown as { _readBuffer: ReadBuffer; _process?: ChildProcess };
   }
@@ -224,10 +294,22 @@ export class StderrReader {
  */
 export const stdioTransportPlugin = () =>
   transportPlugin("transport-stdio", "stdio", (definition, context) => {
-    const cwd = definition.cwd === undefined ? context.host.cwd : isAbsolute(definition.cwd) ? definition.cwd : resolve(context.host.cwd, definition.cwd);
+    const cwd =
+      definition.cwd === undefined
+        ? context.host.cwd
+        : isAbsolute(definition.cwd)
+          ? definition.cwd
+          : resolve(context.host.cwd, definition.cwd);
     const stderr = new StderrReader((text) => context.log(text), context.host.redact);
-    const transport = new InPlaceStdioTransport({ command: definition.command, args: [...definition.args], env: { ...definition.environment }, cwd }, MAX_MESSAGE_BYTES, stderr);
+    const transport = new InPlaceStdioTransport(
+      { command: definition.command, args: [...definition.args], env: { ...definition.environment }, cwd },
+      MAX_MESSAGE_BYTES,
+      stderr,
+    );
     transport.stderr?.on("end", () => stderr.end());
     transport.stderr?.on("error", (error: Error) => context.log(`[pi-mcp] reading the server's stderr failed: ${error.message}\n`));
-    return { transport, evidence: () => ({ ...(transport.exit && { exit: transport.exit }), ...(stderr.tail && { stderrTail: stderr.tail }) }) };
+    return {
+      transport,
+      evidence: () => ({ ...(transport.exit && { exit: transport.exit }), ...(stderr.tail && { stderrTail: stderr.tail }) }),
+    };
   });

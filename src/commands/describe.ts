@@ -3,7 +3,7 @@
  * in the settings (`${NAME}` unexpanded) and the merged configuration.
  */
 import { effectiveRoots, rootsConfigured } from "../config/roots.ts";
-import type { EffectiveConfig, Exposure, ServerEntry } from "../kernel/settings.ts";
+import type { EffectiveConfig, ExposureSetting, ServerEntry } from "../kernel/settings.ts";
 
 /** A shell word as a person would type it: bare when it is plain, else single-quoted. */
 function shellWord(word: string): string {
@@ -20,14 +20,20 @@ export function targetOf(entry: Pick<ServerEntry, "written">): string {
 }
 
 /** The server's default exposure: its own, else the top-level one (for a broken definition, what it says if that is an exposure). */
-export function exposureOf(config: Pick<EffectiveConfig, "exposure">, entry: Pick<ServerEntry, "definition" | "written">): Exposure {
+export function exposureOf(config: Pick<EffectiveConfig, "exposure">, entry: Pick<ServerEntry, "definition" | "written">): ExposureSetting {
   if (entry.definition?.exposure) return entry.definition.exposure;
   const written = entry.written.exposure;
-  return written === "direct" || written === "deferred" || written === "codemode" || written === "hidden" ? written : config.exposure;
+  return written === "auto" || written === "direct" || written === "deferred" || written === "codemode" || written === "hidden"
+    ? written
+    : config.exposure;
 }
 
 /** What a server gets as roots: `cwd` (Pi's working folder, the default), `false` (no roots capability), or the folders. */
-export function rootsOf(config: Pick<EffectiveConfig, "roots">, entry: Pick<ServerEntry, "definition">, projectDir: string): "cwd" | false | string[] {
+export function rootsOf(
+  config: Pick<EffectiveConfig, "roots">,
+  entry: Pick<ServerEntry, "definition">,
+  projectDir: string,
+): "cwd" | false | string[] {
   if (!rootsConfigured(config, entry.definition)) return "cwd";
   return effectiveRoots(config, entry.definition, projectDir);
 }

@@ -4,6 +4,8 @@
  * fits 80 columns with no trailing spaces; bold headings only when the
  * surface asks for colour (the CLI on a terminal without NO_COLOR).
  */
+import { PiMcpError } from "../kernel/errors.ts";
+import { stripTerminalControls } from "../safety/text.ts";
 import { LONG_SHORTS, surfaceOptions } from "./parse.ts";
 import { surfaceUsage } from "../kernel/commands.ts";
 import { SURFACE_WIDTH, alignColumns, wrapLine } from "./text.ts";
@@ -16,12 +18,12 @@ export interface HelpStyle {
   readonly width: number;
 }
 
-export const PLAIN_HELP: HelpStyle = { color: false, width: SURFACE_WIDTH.cli };
+const PLAIN_HELP: HelpStyle = { color: false, width: SURFACE_WIDTH.cli };
 
 const plainHelp = (surface: Surface): HelpStyle => ({ color: false, width: SURFACE_WIDTH[surface] });
 
 /** How commands are invoked on each surface. */
-export const PROGRAM: Readonly<Record<Surface, string>> = { cli: "pi-mcp", pi: "/mcp" };
+const PROGRAM: Readonly<Record<Surface, string>> = { cli: "pi-mcp", pi: "/mcp" };
 
 /** A titled section: the heading, then its lines indented by two columns. */
 function section(title: string, lines: readonly string[], style: HelpStyle): string[] {
@@ -57,7 +59,10 @@ function exampleLines(examples: readonly CommandExample[], surface: Surface, sty
   const continued = surface === "cli" ? " \\" : "";
   return examples.flatMap((example) => {
     const command = wrapLine(`  ${PROGRAM[surface]} ${example.line}`, style.width - continued.length, "          ", "keep");
-    return [...command.map((piece, index) => (index < command.length - 1 ? `${piece}${continued}` : piece)), ...wrapLine(`      ${example.description}`, style.width, "      ")];
+    return [
+      ...command.map((piece, index) => (index < command.length - 1 ? `${piece}${continued}` : piece)),
+      ...wrapLine(`      ${example.description}`, style.width, "      "),
+    ];
   });
 }
 
@@ -88,7 +93,10 @@ export function usageLines(spec: CommandSpec, surface: Surface, style: HelpStyle
 export function commandHelp(spec: CommandSpec, surface: Surface, style: HelpStyle = plainHelp(surface)): string {
   const program = PROGRAM[surface];
   const usage = usageLines(spec, surface, style);
-  const positionals = spec.positionals.map((positional): [string, string] => [positional.required ? `<${positional.name}>` : `[${positional.name}]`, positional.description]);
+  const positionals = spec.positionals.map((positional): [string, string] => [
+    positional.required ? `<${positional.name}>` : `[${positional.name}]`,
+    positional.description,
+  ]);
   const options = surfaceOptions(spec, surface).map(([name, option]): [string, string] => [optionLabel(name, option), option.description]);
   return [
     ...wrapLine(`${program} ${spec.name}: ${spec.summary}`, style.width, "  "),
@@ -100,7 +108,7 @@ export function commandHelp(spec: CommandSpec, surface: Surface, style: HelpStyl
 }
 
 /** Every command's usage, each with its summary under it (`/mcp help`). */
-export function commandList(specs: readonly CommandSpec[], surface: Surface, style: HelpStyle = plainHelp(surface)): string[] {
+function commandList(specs: readonly CommandSpec[], surface: Surface, style: HelpStyle = plainHelp(surface)): string[] {
   return specs.flatMap((spec) => [
     // Continued further in than the summary under it, so the two do not run together.
     ...wrapUsage(`${PROGRAM[surface]} ${surfaceUsage(spec, surface).split("\n")[0]!.trim()}`, style.width, "         "),
@@ -123,11 +131,53 @@ export function overviewHelp(specs: readonly CommandSpec[], surface: Surface, ov
   const program = PROGRAM[surface];
   return [
     ...wrapLine(overview.title, style.width, "  "),
-    ...section("Usage:", overview.usage.map((line) => `  ${program} ${line}`), style),
-    ...section("Commands:", table(specs.map((spec): [string, string] => [spec.name, spec.summary]), style), style),
+    ...section(
+      "Usage:",
+      overview.usage.map((line) => `  ${program} ${line}`),
+      style,
+    ),
+    ...section(
+      "Commands:",
+      table(
+        specs.map((spec): [string, string] => [spec.name, spec.summary]),
+        style,
+      ),
+      style,
+    ),
     ...section("Options:", overview.options.length > 0 ? table(overview.options, style) : [], style),
     ...section("Examples:", exampleLines(overview.examples, surface, style), style),
     "",
     ...wrapLine(overview.footer, style.width, ""),
   ].join("\n");
 }
+
+/** `/mcp help [command]`; the program's `help` (cli/main.ts) reads its arguments by this spec's grammar too. */
+export const helpCommand = (commands: () => readonly CommandSpec[]): CommandSpec => ({
+  name: "help",
+  surfaces: ["pi"],
+  summary: "Show this help, or one command's (queries no server)",
+  usage: "help [command]",
+  positionals: [{ name: "command", description: "A command to show the arguments, options and examples of" }],
+  options: {},
+  examples: [
+    { line: "help", description: "Every /mcp command" },
+    { line: "help add", description: "The arguments, options and examples of add" },
+  ],
+  async run(input) {
+    const topic = input.positionals[0];
+    if (topic !== undefined) {
+      const command = commands().find((candidate) => candidate.name === topic);
+      if (!command)
+        throw new PiMcpError(
+          "usage",
+          `help: unknown command "${stripTerminalControls(topic)}" (commands: ${commands()
+            .map((candidate) => candidate.name)
+            .join(", ")})`,
+        );
+      return { exitCode: 0, output: commandHelp(command, "pi") };
+    }
+    const lines = ["/mcp commands:", ...commandList(commands(), "pi")];
+    lines.push("", "/mcp help <command> shows a command's arguments, options and examples.");
+    return { exitCode: 0, output: lines.join("\n") };
+  },
+});

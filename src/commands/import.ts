@@ -17,7 +17,11 @@ export const importCommand: CommandSpec = {
   usage: USAGE,
   positionals: [],
   options: {
-    from: { type: "string", description: "Where to read: pi (default), claude, cursor, vscode, or a file path", valueHint: "pi|claude|cursor|vscode|FILE" },
+    from: {
+      type: "string",
+      description: "Where to read: pi (default), claude, cursor, vscode, or a file path",
+      valueHint: "pi|claude|cursor|vscode|FILE",
+    },
     local: { type: "boolean", short: "l", description: "Write every definition to the project's settings (needs saved trust)" },
     "dry-run": { type: "boolean", description: "Write nothing; show exactly what would be written" },
     replace: { type: "boolean", description: "Overwrite definitions of the same name instead of reporting them" },
@@ -83,7 +87,8 @@ export function formatImport(document: ImportDocument, env: CommandEnvironment):
   }
   if (document.conflicts.length > 0) {
     lines.push("", "Conflicts (already defined differently; not overwritten, use --replace):");
-    for (const server of document.conflicts) lines.push(`  "${safe(server.name)}" in ${server.scope} settings (${files[server.scope]}), from ${safe(server.source)}`);
+    for (const server of document.conflicts)
+      lines.push(`  "${safe(server.name)}" in ${server.scope} settings (${files[server.scope]}), from ${safe(server.source)}`);
   }
   return lines.join("\n");
 }

@@ -8,7 +8,10 @@ import { hasReference } from "../config/expand.ts";
  * tell which (it never guesses secrets from names). `${NAME}` references are
  * shown as written. `masked` says whether anything was replaced.
  */
-export function maskLiterals(definition: Readonly<Record<string, unknown>>, marker: string): { value: Record<string, unknown>; masked: boolean } {
+export function maskLiterals(
+  definition: Readonly<Record<string, unknown>>,
+  marker: string,
+): { value: Record<string, unknown>; masked: boolean } {
   let masked = false;
   const hide = (value: unknown) => {
     if (typeof value === "string" && value !== "" && !hasReference(value)) {

@@ -10,7 +10,8 @@ export const addCommand: CommandSpec = {
   name: "add",
   surfaces: ["cli", "pi"],
   summary: "Add or replace a server: a remote one by its URL, a local one by its command line after --",
-  usage: "add [-l] <name> <url> [--transport http|sse] [--header NAME=VALUE]... [--auth none|bearer|oauth] [--token T] [--client-id ID] [--client-secret S] [--redirect-uri URL] [--scope S]... [--root DIR]... [--no-roots]\n       add [-l] <name> [--cwd DIR] [--env NAME=VALUE]... [--root DIR]... [--no-roots] -- <command> [args...]",
+  usage:
+    "add [-l] <name> <url> [--transport http|sse] [--header NAME=VALUE]... [--auth none|bearer|oauth] [--token T] [--client-id ID] [--client-secret S] [--redirect-uri URL] [--scope S]... [--root DIR]... [--no-roots]\n       add [-l] <name> [--cwd DIR] [--env NAME=VALUE]... [--root DIR]... [--no-roots] -- <command> [args...]",
   positionals: [
     { name: "name", description: "Server name", required: true },
     { name: "url", description: "Remote server URL (omit for a local command after --)" },
@@ -20,28 +21,64 @@ export const addCommand: CommandSpec = {
     local: LOCAL,
     transport: { type: "string", description: "Remote transport: http (default) or sse", valueHint: "http|sse", choices: ["http", "sse"] },
     header: { type: "string", multiple: true, description: "HTTP header, repeatable", valueHint: "NAME=VALUE" },
-    auth: { type: "string", description: "Authentication: none, bearer or oauth", valueHint: "none|bearer|oauth", choices: ["none", "bearer", "oauth"] },
+    auth: {
+      type: "string",
+      description: "Authentication: none, bearer or oauth",
+      valueHint: "none|bearer|oauth",
+      choices: ["none", "bearer", "oauth"],
+    },
     token: { type: "string", description: "Bearer token (write ${VAR} to keep it out of the file)", valueHint: "TOKEN" },
     "client-id": { type: "string", description: "OAuth client id (or a Client ID Metadata Document URL)", valueHint: "ID" },
     "client-secret": { type: "string", description: "OAuth client secret", valueHint: "SECRET" },
     "redirect-uri": { type: "string", description: "OAuth loopback redirect URI", valueHint: "URL" },
     scope: { type: "string", multiple: true, description: "OAuth scope, repeatable", valueHint: "SCOPE" },
-    environment: { type: "string", multiple: true, description: "Environment variable for a local server, repeatable", valueHint: "NAME=VALUE" },
+    environment: {
+      type: "string",
+      multiple: true,
+      description: "Environment variable for a local server, repeatable",
+      valueHint: "NAME=VALUE",
+    },
     env: { type: "string", multiple: true, description: "Same as --environment", valueHint: "NAME=VALUE" },
     cwd: { type: "string", description: "Working folder of a local server", valueHint: "DIR" },
-    exposure: { type: "string", description: "How the model reaches the tools: direct, deferred, codemode or hidden", valueHint: "MODE", choices: ["direct", "deferred", "codemode", "hidden"] },
-    "tool-exposure": { type: "string", multiple: true, description: "Exposure for tools matching a glob, repeatable", valueHint: "GLOB=MODE" },
-    root: { type: "string", multiple: true, description: "A folder the server gets as a root instead of Pi's working folder, repeatable", valueHint: "DIR" },
+    exposure: {
+      type: "string",
+      description:
+        "How the model reaches the tools: auto (the default: direct within the context budget), direct, deferred, codemode or hidden",
+      valueHint: "MODE",
+      choices: ["auto", "direct", "deferred", "codemode", "hidden"],
+    },
+    "tool-exposure": {
+      type: "string",
+      multiple: true,
+      description: "Exposure for tools matching a glob, repeatable",
+      valueHint: "GLOB=MODE",
+    },
+    root: {
+      type: "string",
+      multiple: true,
+      description: "A folder the server gets as a root instead of Pi's working folder, repeatable",
+      valueHint: "DIR",
+    },
     "no-roots": { type: "boolean", description: "Declare no roots capability to the server" },
   },
   examples: [
     { line: "add docs https://mcp.example.com/mcp", description: "A remote server (Streamable HTTP; OAuth if the server asks for it)" },
-    { line: "add gh https://api.example.com/mcp --auth bearer --token '${GH_TOKEN}'", description: "A remote server with a bearer token taken from the environment when used" },
-    { line: "add files -- npx -y @modelcontextprotocol/server-filesystem /srv", description: "A local (stdio) server: its command line follows --" },
+    {
+      line: "add gh https://api.example.com/mcp --auth bearer --token '${GH_TOKEN}'",
+      description: "A remote server with a bearer token taken from the environment when used",
+    },
+    {
+      line: "add files -- npx -y @modelcontextprotocol/server-filesystem /srv",
+      description: "A local (stdio) server: its command line follows --",
+    },
   ],
   async run(input, env) {
     const [name, url] = input.positionals as [string, string | undefined];
-    const definition = { ...(url !== undefined ? remoteDefinition(input, url) : localDefinition(input)), ...exposureOptions(input), ...rootsOption(input) };
+    const definition = {
+      ...(url !== undefined ? remoteDefinition(input, url) : localDefinition(input)),
+      ...exposureOptions(input),
+      ...rootsOption(input),
+    };
     const target = mutationTarget(input, env);
     assertWritable(name, definition, target);
     let replaced = false;
@@ -50,7 +87,8 @@ export const addCommand: CommandSpec = {
       servers[name] = definition;
     });
     await env.runtime?.settingsChanged(name, "connect");
-    const roots = definition.roots === undefined ? "" : ` (roots: ${definition.roots === false ? "none" : (definition.roots as string[]).join(", ")})`;
+    const roots =
+      definition.roots === undefined ? "" : ` (roots: ${definition.roots === false ? "none" : (definition.roots as string[]).join(", ")})`;
     return done(`${replaced ? "Replaced" : "Added"} ${target.scope} server "${name}" in ${target.file}${roots}`);
   },
 };
@@ -59,7 +97,10 @@ function remoteDefinition(input: ParsedInput, url: string): Record<string, unkno
   if (input.rest) throw usage(addCommand, "give either <url> or `-- <command>`, not both");
   // `claude mcp add` takes a command where pi-mcp takes a URL; `${VAR}` may hold a URL.
   if (!url.includes("://") && !url.includes("${")) {
-    throw usage(addCommand, `"${url}" is not a URL; a local server's command line goes after --: add ${input.positionals[0]} -- ${url} [args...]`);
+    throw usage(
+      addCommand,
+      `"${url}" is not a URL; a local server's command line goes after --: add ${input.positionals[0]} -- ${url} [args...]`,
+    );
   }
   for (const local of ["cwd", "environment", "env"]) {
     if (input.options[local] !== undefined) throw usage(addCommand, `--${local} applies to local (command) servers only`);
@@ -86,7 +127,8 @@ function authOf(input: ParsedInput, token: string | undefined): Record<string, u
   const type = (options.auth as string | undefined) ?? (token !== undefined ? "bearer" : hasOAuthFields ? "oauth" : undefined);
   if (type === undefined) return undefined;
   if (type !== "bearer" && token !== undefined) throw usage(addCommand, "--token goes with --auth bearer");
-  if (type !== "oauth" && hasOAuthFields) throw usage(addCommand, "--client-id, --client-secret, --redirect-uri and --scope go with --auth oauth");
+  if (type !== "oauth" && hasOAuthFields)
+    throw usage(addCommand, "--client-id, --client-secret, --redirect-uri and --scope go with --auth oauth");
   if (type === "bearer") {
     if (token === undefined) throw usage(addCommand, "--auth bearer needs --token");
     return { type, token };
@@ -170,7 +212,7 @@ export const removeCommand: CommandSpec = {
       loggedOut = input.options.logout ? await env.credentials.remove(name) : false;
     } catch (error) {
       // The definition is gone already: say so, and why the credentials are still there.
-      throw new PiMcpError("failed", `${removed} from ${target.file}, but not its stored credentials: ${describeError(error)}`);
+      throw new PiMcpError("credential_store", `${removed} from ${target.file}, but not its stored credentials: ${describeError(error)}`);
     }
     const credentials = input.options.logout ? (loggedOut ? " and its stored credentials" : " (it had no stored credentials)") : "";
     return done(`${removed}${credentials} from ${target.file}`);
@@ -188,7 +230,12 @@ function toggleCommand(enable: boolean): CommandSpec {
     options: { local: LOCAL },
     examples: [
       { line: `${name} docs`, description: `${enable ? "Enable" : "Disable"} the global definition of docs` },
-      { line: `${name} -l docs`, description: enable ? "Enable it in the project (removes a project mask)" : "Disable it in the project only (a mask, when docs is inherited)" },
+      {
+        line: `${name} -l docs`,
+        description: enable
+          ? "Enable it in the project (removes a project mask)"
+          : "Disable it in the project only (a mask, when docs is inherited)",
+      },
     ],
     async run(input, env) {
       const server = input.positionals[0]!;

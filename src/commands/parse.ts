@@ -1,10 +1,9 @@
 import { parseArgs, type ParseArgsConfig } from "node:util";
-import { PiMcpError } from "../kernel/errors.ts";
 import { usage, type CommandSpec, type OptionSpec, type ParsedInput, type Surface } from "../kernel/commands.ts";
 import { ownValue } from "../safety/keys.ts";
 
 /** Options every CLI command accepts: they override saved project trust for one run. */
-export const TRUST_OPTIONS: Readonly<Record<string, OptionSpec>> = {
+const TRUST_OPTIONS: Readonly<Record<string, OptionSpec>> = {
   approve: { type: "boolean", short: "a", description: "Trust the project for this run", only: "cli" },
   "no-approve": { type: "boolean", description: "Do not trust the project for this run", only: "cli" },
 };
@@ -20,34 +19,73 @@ export function surfaceOptions(spec: CommandSpec, surface: Surface): [string, Op
   return Object.entries({ ...spec.options, ...TRUST_OPTIONS }).filter(([, option]) => option.only === undefined || option.only === surface);
 }
 
+type Values = Record<string, string | boolean | string[] | undefined>;
+
 /**
- * Parses one command's arguments with Node's own parser (the `/mcp`
- * surface; the CLI's parser is citty, see cli/spec-command.ts). A bare `--` ends the
- * options: what follows is kept verbatim for commands that take a command line.
+ * The one grammar of every surface (`pi-mcp <command> …` and `/mcp <command> …`),
+ * drawn from the command's spec: the options the surface takes (long, their
+ * short letter, `-na`), positionals anywhere among them, and a bare `--` that
+ * ends the options: what follows is kept verbatim for commands that take a
+ * command line. Node's tokenizer splits the words (`--name=value`, `-la`); what
+ * a command line may hold is decided here, with one wording on both surfaces:
+ * an option the spec does not declare, a string option without its value (a
+ * value that reads as one of the command's options is written `--name=-value`;
+ * any other is taken as written), a switch given a value, then
+ * the positionals and the `choices` (`checkedInput`).
  */
+/** Whether `word` names one of `declared` (`--name`, `--name=…`, `--no-name` of a switch, `-x…` of a short letter, `-na`). */
+function readsAsOption(word: string, declared: ReadonlyMap<string, OptionSpec>): boolean {
+  if (word === "-" || !word.startsWith("-")) return false;
+  if (word.startsWith("--")) {
+    const name = word.slice(2).split("=", 1)[0]!;
+    return declared.has(name) || (name.startsWith("no-") && declared.has(name.slice(3)));
+  }
+  if (ownValue(LONG_SHORTS, word) !== undefined) return true;
+  return [...declared.values()].some((option) => option.short === word[1]);
+}
+
 export function parseCommandArgs(spec: CommandSpec, argv: readonly string[], surface: Surface): ParsedInput {
   const split = argv.indexOf("--");
   const head = (split === -1 ? argv : argv.slice(0, split)).map((arg) => ownValue(LONG_SHORTS, arg) ?? arg);
   const rest = split === -1 ? undefined : argv.slice(split + 1);
   if (rest && !spec.acceptsRest) throw usage(spec, "unexpected `--`", surface);
-  const options: NonNullable<ParseArgsConfig["options"]> = {};
-  for (const [name, option] of surfaceOptions(spec, surface)) {
-    options[name] = { type: option.type, ...(option.short && { short: option.short }), ...(option.multiple && { multiple: true }) };
+  const declared = new Map(surfaceOptions(spec, surface));
+  const config: NonNullable<ParseArgsConfig["options"]> = {};
+  for (const [name, option] of declared) config[name] = { type: option.type, ...(option.short && { short: option.short }) };
+  const { tokens } = parseArgs({ args: head, options: config, allowPositionals: true, strict: false, tokens: true });
+  const positionals: string[] = [];
+  const options: Values = {};
+  for (const token of tokens) {
+    if (token.kind === "positional") positionals.push(token.value);
+    if (token.kind !== "option") continue;
+    const option = declared.get(token.name);
+    if (option === undefined) {
+      const hint = spec.acceptsRest && rest === undefined ? " (a local server's command line goes after --)" : "";
+      throw usage(spec, `unknown option ${token.rawName}${hint}`, surface);
+    }
+    if (option.type === "boolean") {
+      if (token.value !== undefined) throw usage(spec, `--${token.name} takes no value`, surface);
+      options[token.name] = true;
+      continue;
+    }
+    const value = token.value;
+    if (value === undefined || value === "") throw usage(spec, `--${token.name} needs a value`, surface);
+    // A value that reads as one of the command's options is that option: the value is missing. Any other value is taken
+    // as written (an authorization code may start with -), and never quoted back: it may be a secret.
+    if (!token.inlineValue && readsAsOption(value, declared)) {
+      throw usage(spec, `--${token.name} needs a value (one that starts with - is written --${token.name}=<value>)`, surface);
+    }
+    const earlier = options[token.name];
+    options[token.name] = option.multiple ? [...(Array.isArray(earlier) ? earlier : []), value] : value;
   }
-  let parsed: ReturnType<typeof parseArgs>;
-  try {
-    parsed = parseArgs({ args: head, options, allowPositionals: true, strict: true });
-  } catch (error) {
-    throw usage(spec, (error as Error).message.replace(/\. To specify a positional.*$/s, ""), surface);
-  }
-  return checkedInput(spec, { positionals: parsed.positionals, options: parsed.values as ParsedInput["options"], rest }, surface);
+  return checkedInput(spec, { positionals, options, rest }, surface);
 }
 
 /**
- * What every surface checks of a parsed command line, whichever parser read
- * it: the number of positionals and the values of options with `choices`.
+ * What every command line must hold once its words are read: the number of
+ * positionals, and for options with `choices`, one of them.
  */
-export function checkedInput(spec: CommandSpec, input: ParsedInput, surface: Surface): ParsedInput {
+function checkedInput(spec: CommandSpec, input: ParsedInput, surface: Surface): ParsedInput {
   const required = spec.positionals.filter((positional) => positional.required).length;
   if (input.positionals.length < required) {
     throw usage(spec, `missing <${spec.positionals[input.positionals.length]?.name}>`, surface);
@@ -58,13 +96,7 @@ export function checkedInput(spec: CommandSpec, input: ParsedInput, surface: Sur
   for (const [name, option] of Object.entries(spec.options)) {
     const value = input.options[name];
     if (option.choices === undefined || typeof value !== "string" || option.choices.includes(value)) continue;
-    throw usage(spec, `--${name} takes ${choiceList(option.choices)} (was "${value}")`, surface);
+    throw usage(spec, `--${name} takes one of: ${option.choices.join(", ")} (was "${value}")`, surface);
   }
   return input;
 }
-
-/** `http or sse`, `none, bearer or oauth`. */
-export function choiceList(choices: readonly string[]): string {
-  return choices.length < 2 ? (choices[0] ?? "") : `${choices.slice(0, -1).join(", ")} or ${choices.at(-1)}`;
-}
-

@@ -5,12 +5,12 @@ import { PiMcpError } from "../kernel/errors.ts";
 import { runImport } from "../import/run.ts";
 import type { ImportDocument } from "../import/types.ts";
 import { formatImport } from "./import.ts";
-import { formatTested, testServer, type TestedServer } from "./runtime.ts";
+import { failedTest, formatTested, testServer, type TestedServer } from "./runtime.ts";
 import type { CommandEnvironment, CommandResult, CommandSpec } from "../kernel/commands.ts";
 import { JSON_OPTION } from "./parse.ts";
 
 /** Pi's `extensions` entry that keeps its built-in MCP extension from loading. */
-export const BUILTIN_MCP_OFF = "-builtin:mcp";
+const BUILTIN_MCP_OFF = "-builtin:mcp";
 
 /** What `setup` did to Pi's built-in MCP extension. */
 export interface BuiltinChange {
@@ -41,7 +41,10 @@ export const setupCommand: CommandSpec = {
     json: JSON_OPTION,
   },
   examples: [
-    { line: "setup", description: "Import the servers of Pi's mcp.json, add \"-builtin:mcp\" to Pi's extensions, test the imported servers" },
+    {
+      line: "setup",
+      description: "Import the servers of Pi's mcp.json, add \"-builtin:mcp\" to Pi's extensions, test the imported servers",
+    },
     { line: "setup --dry-run", description: "Show what setup would import and change, without doing it" },
     { line: "setup --json", description: "Do it, and report as one JSON document", only: "cli" },
   ],
@@ -52,7 +55,7 @@ export const setupCommand: CommandSpec = {
     const present = await builtinEntryPresent(settings);
     // `import --from pi`'s rules exactly: the global mcp.json into global settings, a trusted project's into the project's.
     const imported = await runImport({ from: "pi", local: false, dryRun, replace: false }, env);
-    const builtin = dryRun ? { file: settings, change: present ? "present" : "would-add" } as const : await turnBuiltinOff(settings);
+    const builtin = dryRun ? ({ file: settings, change: present ? "present" : "would-add" } as const) : await turnBuiltinOff(settings);
     const { tested, invalid } = dryRun ? { tested: [], invalid: [] } : await testImported(env, imported);
     const document: SetupDocument = { dryRun, import: imported, builtin, tested };
     const ok = tested.every((server) => server.ok);
@@ -109,7 +112,7 @@ async function testImported(env: CommandEnvironment, imported: ImportDocument): 
   if (!config.valid) {
     const invalid = config.issues.map((issue) => `${issue.path}: ${issue.message}`);
     const error = `not tested: the settings are invalid: ${invalid.join("; ")}`;
-    const tested = [...names].map((name) => ({ name, ok: false, protocolVersion: null, serverInfo: null, tools: 0, resources: 0, resourceTemplates: 0, prompts: 0, connectMs: 0, error }));
+    const tested = [...names].map((name) => failedTest(name, 0, error));
     return { tested, invalid };
   }
   const entries = config.servers.filter((entry) => names.has(entry.name) && entry.enabled);
@@ -118,16 +121,31 @@ async function testImported(env: CommandEnvironment, imported: ImportDocument): 
 
 function formatSetup(document: SetupDocument, invalid: readonly string[], env: CommandEnvironment): string {
   const { builtin, tested, dryRun } = document;
-  const lines = ["Servers of Pi's built-in MCP (mcp.json):", ...formatImport(document.import, env).split("\n").map((line) => (line ? `  ${line}` : line))];
+  const lines = [
+    "Servers of Pi's built-in MCP (mcp.json):",
+    ...formatImport(document.import, env)
+      .split("\n")
+      .map((line) => (line ? `  ${line}` : line)),
+  ];
   lines.push("", "Pi's built-in MCP extension:");
   if (builtin.change === "present") lines.push(`  already off ("${BUILTIN_MCP_OFF}" is in extensions in ${builtin.file})`);
-  else if (builtin.change === "would-add") lines.push(`  would be turned off: "${BUILTIN_MCP_OFF}" would be added to extensions in ${builtin.file} (dry run: nothing was written)`);
-  else lines.push(`  turned off: added "${BUILTIN_MCP_OFF}" to extensions in ${builtin.file}; Pi no longer warns that /mcp replaced it, from its next start`);
+  else if (builtin.change === "would-add")
+    lines.push(
+      `  would be turned off: "${BUILTIN_MCP_OFF}" would be added to extensions in ${builtin.file} (dry run: nothing was written)`,
+    );
+  else
+    lines.push(
+      `  turned off: added "${BUILTIN_MCP_OFF}" to extensions in ${builtin.file}; Pi no longer warns that /mcp replaced it, from its next start`,
+    );
   lines.push("", "Test of the imported servers:");
   if (dryRun) lines.push("  none (dry run)");
   else if (tested.length === 0) lines.push("  none: no enabled server was imported");
   // Settings that became invalid are one reason for every server: said once.
-  else if (invalid.length > 0) lines.push(`  ✗ not tested (${tested.map((server) => server.name).join(", ")}): the settings are invalid:`, ...invalid.map((problem) => `    ${problem}`));
+  else if (invalid.length > 0)
+    lines.push(
+      `  ✗ not tested (${tested.map((server) => server.name).join(", ")}): the settings are invalid:`,
+      ...invalid.map((problem) => `    ${problem}`),
+    );
   else lines.push(...tested.map((server) => `  ${formatTested(server)}`));
   return lines.join("\n");
 }

@@ -60,7 +60,12 @@ async function writeAndClose(handle: FileHandle, data: string | Uint8Array, mode
  * untouched. `path` itself is replaced: a symbolic link there is not followed.
  */
 export async function writeAtomically(path: string, data: string | Uint8Array, mode?: number): Promise<void> {
-  const exact = mode ?? (await stat(path).then((info) => info.mode & 0o777, () => undefined));
+  const exact =
+    mode ??
+    (await stat(path).then(
+      (info) => info.mode & 0o777,
+      () => undefined,
+    ));
   const temporary = temporaryFor(path);
   const handle = await open(temporary, "wx", exact ?? 0o644);
   try {
@@ -97,7 +102,7 @@ export async function removeTemporaries(path: string, olderThanMs: number = STAL
  * links (which need not exist yet), in its folder's canonical form. The
  * folder is created when missing.
  */
-export async function linkTarget(path: string): Promise<string> {
+async function linkTarget(path: string): Promise<string> {
   let current = resolve(path);
   for (let hops = 0; hops <= MAX_LINK_HOPS; hops++) {
     const info = await lstat(current).catch((error: NodeJS.ErrnoException) => {

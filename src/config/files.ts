@@ -3,15 +3,10 @@ import { PiMcpError, describeError } from "../kernel/errors.ts";
 import { withFileLock } from "./atomic-file.ts";
 import { describeJsonType } from "./schema.ts";
 import type { ConfigIssue } from "../kernel/settings.ts";
-import { parseJson, isRecord } from "../safety/keys.ts";
+import { isRecord } from "../safety/keys.ts";
+import { parsedFile, unreadable, type JsonFile } from "./settings-read.ts";
 
-export interface JsonFile {
-  readonly exists: boolean;
-  /** The parsed top-level object, when the file exists and is a JSON object. */
-  readonly data?: Record<string, unknown>;
-  /** Why an existing file cannot be used. */
-  readonly problem?: string;
-}
+export type { JsonFile };
 
 /** Reads a JSON settings file without ever throwing for its content. */
 export async function readJsonFile(path: string): Promise<JsonFile> {
@@ -19,18 +14,9 @@ export async function readJsonFile(path: string): Promise<JsonFile> {
   try {
     text = await readFile(path, "utf8");
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === "ENOENT") return { exists: false };
-    return { exists: true, problem: `cannot be read (${(error as NodeJS.ErrnoException).code ?? describeError(error)})` };
+    return unreadable(error);
   }
-  let data: unknown;
-  try {
-    data = parseJson(text.replace(/^\uFEFF/, ""));
-  } catch {
-    // The parser's message can quote file content, which may hold secrets: say only where.
-    return { exists: true, problem: "is not valid JSON" };
-  }
-  if (!isRecord(data)) return { exists: true, problem: "must contain a JSON object" };
-  return { exists: true, data };
+  return parsedFile(text);
 }
 
 export function fileIssue(path: string, problem: string): ConfigIssue {

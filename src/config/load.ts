@@ -1,7 +1,9 @@
-import { fileIssue, readJsonFile } from "./files.ts";
+import { fileIssue } from "./files.ts";
+import { readMcpSettings } from "./settings-read.ts";
 import { globalSettingsPath, projectSettingsPath } from "./paths.ts";
 import { resolveConfig, type ScopeSettings } from "./resolve.ts";
 import type { EffectiveConfig, Scope } from "../kernel/settings.ts";
+import { parseJson } from "../safety/keys.ts";
 
 export interface LoadOptions {
   readonly agentDir: string;
@@ -25,7 +27,8 @@ export async function loadConfig(options: LoadOptions): Promise<EffectiveConfig>
 }
 
 async function readScope(scope: Scope, file: string): Promise<ScopeSettings> {
-  const read = await readJsonFile(file);
+  const read = await readMcpSettings(file);
   if (read.problem) return { scope, file, mcp: undefined, readIssue: fileIssue(file, read.problem) };
-  return { scope, file, mcp: read.data?.mcp };
+  // A fresh copy for each load: what resolving does with it never reaches the next one.
+  return { scope, file, mcp: read.mcpJson === undefined ? undefined : parseJson(read.mcpJson) };
 }

@@ -7,7 +7,8 @@ import {
   type AuthKind,
   type ConfigIssue,
   type ConfigSources,
-  type Exposure,
+  type ContextBudgetSetting,
+  type ExposureSetting,
   type EffectiveConfig,
   type Lifecycle,
   type RetryPolicy,
@@ -61,9 +62,11 @@ export function resolveConfig(
     requestDeadlineMs: pickNumber("requestDeadlineMs", DEFAULTS.requestDeadlineMs, globalMcp, projectMcp),
     retry: mergeRetry(recordOf(globalMcp.retry), recordOf(projectMcp.retry)),
     exposure: pickExposure(globalMcp, projectMcp),
+    contextBudget: pickContextBudget(globalMcp, projectMcp),
     features: mergeFeatures(recordOf(globalMcp.features), recordOf(projectMcp.features)),
     lifecycle: pickLifecycle(globalMcp, projectMcp),
     idleTimeoutMs: pickNumber("idleTimeoutMs", DEFAULTS.idleTimeoutMs, globalMcp, projectMcp),
+    firstRequestWaitMs: pickNumber("firstRequestWaitMs", DEFAULTS.firstRequestWaitMs, globalMcp, projectMcp),
     ...roots,
     servers,
     secrets: expansion.secrets,
@@ -114,7 +117,12 @@ function buildEntry(candidate: Candidate, issues: ConfigIssue[], expansion: Expa
   if (masked) return base;
   const path = ["mcp", "servers", name];
   const prefix = formatPath(path);
-  if (issues.some((issue) => issue.file === file && (issue.path === prefix || issue.path.startsWith(`${prefix}.`) || issue.path.startsWith(`${prefix}[`)))) {
+  if (
+    issues.some(
+      (issue) =>
+        issue.file === file && (issue.path === prefix || issue.path.startsWith(`${prefix}.`) || issue.path.startsWith(`${prefix}[`)),
+    )
+  ) {
     return base; // its shape is already reported; relational rules would only repeat it
   }
   const expanded = expandIn(file, raw as RawServer, env, path, expansion, enabled);
@@ -164,7 +172,7 @@ function safeDecode(text: string): string {
 }
 
 const AUTH_KINDS: readonly AuthKind[] = ["none", "bearer", "oauth"];
-const EXPOSURES: readonly Exposure[] = ["direct", "deferred", "codemode", "hidden"];
+const EXPOSURES: readonly ExposureSetting[] = ["auto", "direct", "deferred", "codemode", "hidden"];
 
 /** The documented auth kinds only: a misspelt type is reported as a settings problem, and listed as "none". */
 function authKindOf(raw: Record<string, unknown>): AuthKind {
@@ -204,7 +212,8 @@ export function checkRules(server: RawServer, prefix: string, expanded: boolean,
   problems.push(...rootFolderProblems(server.roots, `${prefix}.roots`, checkable));
   if (hasCommand) {
     if (server.command !== undefined && checkable(server.command) && server.command.trim() === "") at("command", "must not be empty");
-    if (server.transport && server.transport !== "stdio") at("transport", `must be "stdio" for a command definition (was "${server.transport}")`);
+    if (server.transport && server.transport !== "stdio")
+      at("transport", `must be "stdio" for a command definition (was "${server.transport}")`);
     for (const field of REMOTE_FIELDS) if (server[field] !== undefined) at(field, "is not allowed on a local (command) definition");
     return problems;
   }
@@ -212,7 +221,10 @@ export function checkRules(server: RawServer, prefix: string, expanded: boolean,
   for (const field of PROCESS_FIELDS) if (server[field] !== undefined) at(field, "is not allowed on a remote (url) definition");
   if (server.url !== undefined && checkable(server.url) && !isHttpUrl(server.url)) at("url", "must be an absolute http:// or https:// URL");
   else if (server.url !== undefined && checkable(server.url) && hasUserInfo(server.url)) {
-    at("url", "must not hold user:password@ (fetch refuses credentials in a URL): send them in a header instead, e.g. headers.Authorization, or use auth");
+    at(
+      "url",
+      "must not hold user:password@ (fetch refuses credentials in a URL): send them in a header instead, e.g. headers.Authorization, or use auth",
+    );
   }
   // Header values as written: a literal one that HTTP cannot send is a settings problem; a resolved
   // `${NAME}` is only known at run time, and fails that server's request alone (redacted).
@@ -259,7 +271,9 @@ function headerProblem(name: string, value: string): string | undefined {
   const bad = /[\u0000\r\n]|[^\u0000-\u00ff]/.exec(value.replace(/^[\t\n\r ]+|[\t\n\r ]+$/g, ""))?.[0];
   if (bad === undefined) return undefined;
   const code = `U+${bad.codePointAt(0)!.toString(16).toUpperCase().padStart(4, "0")}`;
-  return /[\r\n\u0000]/.test(bad) ? `must not contain a line break or NUL (${code}): an HTTP header value is one line` : `holds a character an HTTP header cannot carry (${code}; only Latin-1): percent-encode or base64 it as the server expects`;
+  return /[\r\n\u0000]/.test(bad)
+    ? `must not contain a line break or NUL (${code}): an HTTP header value is one line`
+    : `holds a character an HTTP header cannot carry (${code}; only Latin-1): percent-encode or base64 it as the server expects`;
 }
 
 function isHttpUrl(text: string): boolean {
@@ -315,10 +329,23 @@ function pickNumber(key: string, fallback: number, ...layers: Record<string, unk
   return value;
 }
 
-function pickExposure(...layers: Record<string, unknown>[]): Exposure {
-  let exposure: Exposure = "direct";
+function pickExposure(...layers: Record<string, unknown>[]): ExposureSetting {
+  let exposure: ExposureSetting = "auto";
   for (const layer of layers) exposure = EXPOSURES.find((known) => known === layer.exposure) ?? exposure;
   return exposure;
+}
+
+/** `mcp.contextBudget`: the project's, else the global one, else 10% (a value of the wrong shape is a settings problem, and ignored here). */
+function pickContextBudget(...layers: Record<string, unknown>[]): ContextBudgetSetting {
+  let budget: ContextBudgetSetting = DEFAULTS.contextBudget;
+  for (const { contextBudget: value } of layers) {
+    if (typeof value === "number" && Number.isInteger(value) && value > 0) budget = { tokens: value };
+    else if (typeof value === "string" && /^\d+(\.\d+)?%$/.test(value)) {
+      const percent = Number(value.slice(0, -1));
+      if (percent > 0 && percent <= 100) budget = { percent };
+    }
+  }
+  return budget;
 }
 
 const LIFECYCLES: readonly Lifecycle[] = ["eager", "lazy"];
@@ -333,7 +360,8 @@ function pickLifecycle(...layers: Record<string, unknown>[]): Lifecycle {
 function pickRoots(...layers: [ScopeSettings | undefined, Record<string, unknown>][]): { roots: RootsSetting; file: string } | undefined {
   let picked: { roots: RootsSetting; file: string } | undefined;
   for (const [settings, layer] of layers) {
-    if (settings && (layer.roots === false || Array.isArray(layer.roots))) picked = { roots: layer.roots as RootsSetting, file: settings.file };
+    if (settings && (layer.roots === false || Array.isArray(layer.roots)))
+      picked = { roots: layer.roots as RootsSetting, file: settings.file };
   }
   return picked;
 }
@@ -342,7 +370,12 @@ function pickRoots(...layers: [ScopeSettings | undefined, Record<string, unknown
  * The top-level `roots`, `${NAME}` expanded like every server string (it is
  * every server's default), each folder checked like a server's own.
  */
-function topLevelRoots(picked: ReturnType<typeof pickRoots>, env: NodeJS.ProcessEnv, issues: ConfigIssue[], expansion: Expansion): { roots?: RootsSetting } {
+function topLevelRoots(
+  picked: ReturnType<typeof pickRoots>,
+  env: NodeJS.ProcessEnv,
+  issues: ConfigIssue[],
+  expansion: Expansion,
+): { roots?: RootsSetting } {
   if (!picked) return {};
   if (picked.roots === false) return { roots: false };
   const roots = expandIn(picked.file, picked.roots, env, ["mcp", "roots"], expansion, true);
@@ -353,7 +386,8 @@ function topLevelRoots(picked: ReturnType<typeof pickRoots>, env: NodeJS.Process
 /** `features` merge feature by feature (project wins); a feature not set is on. */
 function mergeFeatures(global: Record<string, unknown>, project: Record<string, unknown>): Record<Feature, boolean> {
   const features = {} as Record<Feature, boolean>;
-  for (const feature of FEATURES) features[feature] = [project[feature], global[feature]].find((value) => typeof value === "boolean") !== false;
+  for (const feature of FEATURES)
+    features[feature] = [project[feature], global[feature]].find((value) => typeof value === "boolean") !== false;
   return features;
 }
 

@@ -10,7 +10,11 @@ import { hasReference } from "./expand.ts";
  * one; without either, a server gets Pi's working folder (the project folder).
  * Relative folders resolve against the project folder, `~` is the home folder.
  */
-export function effectiveRoots(config: Pick<EffectiveConfig, "roots">, definition: ServerDefinition | undefined, projectDir: string): false | string[] {
+export function effectiveRoots(
+  config: Pick<EffectiveConfig, "roots">,
+  definition: ServerDefinition | undefined,
+  projectDir: string,
+): false | string[] {
   const setting = definition?.roots ?? config.roots;
   if (setting === false) return false;
   if (setting === undefined) return [resolve(projectDir)];
@@ -49,7 +53,8 @@ export function rootFolderProblem(folder: string): string | undefined {
   if (/^[A-Za-z][A-Za-z0-9+.-]*:\/\//.test(folder) || /^file:/i.test(folder)) {
     return "must be a folder path, not a URL (write /etc, not file:///etc)";
   }
-  if (/^~[^/]/.test(folder)) return "must be a folder path: only ~ and ~/… mean your home folder (~name is not expanded; write the full path)";
+  if (/^~[^/]/.test(folder))
+    return "must be a folder path: only ~ and ~/… mean your home folder (~name is not expanded; write the full path)";
   if (folder.includes("\u0000")) return "must not contain a NUL character";
   return undefined;
 }

@@ -1,4 +1,15 @@
-import { DefinitionBuilder, REDIRECT_NOTE, keepOAuth, mapCommon, mapOAuthObject, oauthScopes, oauthString, oauthUnsupported, type HostProfile, type OAuthField } from "./mapping.ts";
+import {
+  type DefinitionBuilder,
+  REDIRECT_NOTE,
+  keepOAuth,
+  mapCommon,
+  mapOAuthObject,
+  oauthScopes,
+  oauthString,
+  oauthUnsupported,
+  type HostProfile,
+  type OAuthField,
+} from "./mapping.ts";
 import type { Mapped } from "./types.ts";
 import { convertLiteral, type VariableDialect } from "./values.ts";
 
@@ -47,10 +58,19 @@ const CLAUDE_OAUTH: Readonly<Record<string, OAuthField>> = {
 };
 
 function mapOAuth(value: unknown, builder: DefinitionBuilder): void {
-  const auth = mapOAuthObject("oauth", value, builder, CLAUDE_OAUTH, oauthUnsupported("a field pi-mcp does not know from Claude Code; it cannot tell what it changes"));
+  const auth = mapOAuthObject(
+    "oauth",
+    value,
+    builder,
+    CLAUDE_OAUTH,
+    oauthUnsupported("a field pi-mcp does not know from Claude Code; it cannot tell what it changes"),
+  );
   if (!auth) return;
   if (auth.clientId !== undefined) {
-    builder.note("oauth", "Claude Code keeps a client secret in the system keychain, not in the file: if this client has one, add auth.clientSecret");
+    builder.note(
+      "oauth",
+      "Claude Code keeps a client secret in the system keychain, not in the file: if this client has one, add auth.clientSecret",
+    );
     if (auth.redirectUri === undefined) builder.note("oauth", `the registered client must accept ${REDIRECT_NOTE}`);
   }
   keepOAuth(auth, builder);

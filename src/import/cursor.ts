@@ -1,4 +1,16 @@
-import { DefinitionBuilder, ENV_FILE_REFUSAL, REDIRECT_NOTE, keepOAuth, mapCommon, mapOAuthObject, oauthScopes, oauthString, oauthUnsupported, type HostProfile, type OAuthField } from "./mapping.ts";
+import {
+  type DefinitionBuilder,
+  ENV_FILE_REFUSAL,
+  REDIRECT_NOTE,
+  keepOAuth,
+  mapCommon,
+  mapOAuthObject,
+  oauthScopes,
+  oauthString,
+  oauthUnsupported,
+  type HostProfile,
+  type OAuthField,
+} from "./mapping.ts";
 import type { Mapped } from "./types.ts";
 import { convertTemplate, type VariableDialect } from "./values.ts";
 
@@ -38,8 +50,15 @@ const CURSOR_AUTH: Readonly<Record<string, OAuthField>> = {
 };
 
 function mapAuth(value: unknown, builder: DefinitionBuilder): void {
-  const auth = mapOAuthObject("auth", value, builder, CURSOR_AUTH, oauthUnsupported("a field pi-mcp does not know from Cursor; it cannot tell what it changes"));
+  const auth = mapOAuthObject(
+    "auth",
+    value,
+    builder,
+    CURSOR_AUTH,
+    oauthUnsupported("a field pi-mcp does not know from Cursor; it cannot tell what it changes"),
+  );
   if (!auth) return;
-  if (auth.clientId !== undefined) builder.note("auth", `Cursor signs in with its own redirect URI; the registered client must also accept ${REDIRECT_NOTE}`);
+  if (auth.clientId !== undefined)
+    builder.note("auth", `Cursor signs in with its own redirect URI; the registered client must also accept ${REDIRECT_NOTE}`);
   keepOAuth(auth, builder);
 }

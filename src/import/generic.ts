@@ -23,7 +23,8 @@ export const GENERIC: HostProfile = {
     alwaysAllow: NO_APPROVAL_LIST,
   },
   refused: {
-    timeout: "hosts disagree on its unit and meaning (seconds per request in Pi, for example); set connectTimeoutMs or requestTimeoutMs yourself",
+    timeout:
+      "hosts disagree on its unit and meaning (seconds per request in Pi, for example); set connectTimeoutMs or requestTimeoutMs yourself",
   },
   field(key, value, builder) {
     // `enabled: false` and `disabled: true` both turn the server off.

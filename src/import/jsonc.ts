@@ -28,7 +28,7 @@ export async function readSourceFile(path: string, lenient: boolean): Promise<Js
 }
 
 /** Removes `//` and block comments, then commas before `}` or `]`, outside strings. */
-export function stripJsonc(text: string): string {
+function stripJsonc(text: string): string {
   return dropTrailingCommas(dropComments(text));
 }
 

@@ -6,7 +6,6 @@ import { keyedRecord, isRecord, ownValue } from "../safety/keys.ts";
 
 export type Convert = (text: string) => Converted;
 
-
 /**
  * Collects one pi-mcp definition field by field. Every problem is kept (a
  * server is skipped with all of its reasons at once); reasons and notes carry
@@ -28,7 +27,12 @@ export class DefinitionBuilder {
   /** Copies one of the fields every host writes alike (converted); an empty list or map is left out. */
   copyStandard(key: StandardField, path: string, value: unknown, convert: Convert): void {
     const { kind, to } = STANDARD_FIELDS[key];
-    const copied = kind === "string" ? this.string(path, value, convert) : kind === "strings" ? this.strings(path, value, convert) : this.stringMap(path, value, convert);
+    const copied =
+      kind === "string"
+        ? this.string(path, value, convert)
+        : kind === "strings"
+          ? this.strings(path, value, convert)
+          : this.stringMap(path, value, convert);
     if (copied === undefined || (typeof copied === "object" && Object.keys(copied).length === 0)) return;
     this.definition[to] = copied;
   }
@@ -93,10 +97,12 @@ export class DefinitionBuilder {
 }
 
 /** The problems `add` would report for this definition (unexpanded, as written). */
-export function validate(name: string, definition: Record<string, unknown>): string[] {
+function validate(name: string, definition: Record<string, unknown>): string[] {
   const prefix = formatPath(["mcp", "servers", name]);
   const strip = (path: string) => (path.startsWith(prefix) ? path.slice(prefix.length).replace(/^\./, "") || "definition" : path);
-  const shape = checkShape({ servers: { [name]: definition } }, "import").filter((issue) => !issue.message.startsWith("server name must be"));
+  const shape = checkShape({ servers: { [name]: definition } }, "import").filter(
+    (issue) => !issue.message.startsWith("server name must be"),
+  );
   const problems = shape.length > 0 ? shape : checkRules(definition as RawServer, prefix, false);
   return problems.map((problem) => `${strip(problem.path)}: ${problem.message}`);
 }
@@ -123,7 +129,10 @@ export function sameDefinition(a: unknown, b: unknown): boolean {
 function canonical(value: unknown): string {
   if (Array.isArray(value)) return `[${value.map(canonical).join(",")}]`;
   if (isRecord(value)) {
-    return `{${Object.keys(value).sort().map((key) => `${JSON.stringify(key)}:${canonical(value[key])}`).join(",")}}`;
+    return `{${Object.keys(value)
+      .sort()
+      .map((key) => `${JSON.stringify(key)}:${canonical(value[key])}`)
+      .join(",")}}`;
   }
   return JSON.stringify(value) ?? "undefined";
 }
@@ -146,7 +155,12 @@ export interface HostProfile {
   /** Fields meaningful only on a remote server (they skip a stdio one), each with how it is imported. */
   readonly remote?: Readonly<Record<string, (value: unknown, builder: DefinitionBuilder) => void>>;
   /** Other host-specific fields: returns false for a field it does not know. */
-  field?(key: string, value: unknown, builder: DefinitionBuilder, context: { readonly kind: "stdio" | "http" | "sse"; readonly raw: Record<string, unknown> }): boolean;
+  field?(
+    key: string,
+    value: unknown,
+    builder: DefinitionBuilder,
+    context: { readonly kind: "stdio" | "http" | "sse"; readonly raw: Record<string, unknown> },
+  ): boolean;
 }
 
 export function mapCommon(name: string, raw: unknown, profile: HostProfile): Mapped {
@@ -172,7 +186,14 @@ export function mapCommon(name: string, raw: unknown, profile: HostProfile): Map
 }
 
 /** A host-specific field through the profile's tables, then its own handler; false when nothing knows it. */
-function profileField(profile: HostProfile, key: string, path: string, value: unknown, builder: DefinitionBuilder, context: { readonly kind: "stdio" | "http" | "sse"; readonly raw: Record<string, unknown> }): boolean {
+function profileField(
+  profile: HostProfile,
+  key: string,
+  path: string,
+  value: unknown,
+  builder: DefinitionBuilder,
+  context: { readonly kind: "stdio" | "http" | "sse"; readonly raw: Record<string, unknown> },
+): boolean {
   const note = profile.noted && ownValue(profile.noted, key);
   const refusal = profile.refused && ownValue(profile.refused, key);
   const remote = profile.remote && ownValue(profile.remote, key);
@@ -206,7 +227,9 @@ function transportOf(raw: Record<string, unknown>, profile: HostProfile, builder
   if (raw.type !== undefined) {
     const kind = typeof raw.type === "string" && Object.hasOwn(profile.types, raw.type) ? profile.types[raw.type] : undefined;
     if (kind === undefined) {
-      const known = Object.keys(profile.types).map((type) => `"${type}"`).join(", ");
+      const known = Object.keys(profile.types)
+        .map((type) => `"${type}"`)
+        .join(", ");
       builder.fail("type", `not a transport pi-mcp has (${profile.host}'s transports pi-mcp can run: ${known})`);
       return undefined;
     }
@@ -228,7 +251,7 @@ function transportOf(raw: Record<string, unknown>, profile: HostProfile, builder
 }
 
 /** Space-separated (OAuth's own form) or an array of scopes. */
-export function scopesOf(path: string, value: unknown, builder: DefinitionBuilder, convert: Convert): string[] | undefined {
+function scopesOf(path: string, value: unknown, builder: DefinitionBuilder, convert: Convert): string[] | undefined {
   if (typeof value === "string") {
     const text = builder.string(path, value, convert);
     return text === undefined ? undefined : text.split(/\s+/).filter(Boolean);
@@ -286,7 +309,8 @@ export function mapOAuthObject(
     return undefined;
   }
   const auth: Record<string, unknown> = { type: "oauth" };
-  for (const [key, item] of Object.entries(value)) (Object.hasOwn(fields, key) ? fields[key]! : unknown)(fieldPath(base, key), item, auth, builder);
+  for (const [key, item] of Object.entries(value))
+    (Object.hasOwn(fields, key) ? fields[key]! : unknown)(fieldPath(base, key), item, auth, builder);
   return auth;
 }
 

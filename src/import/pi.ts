@@ -1,5 +1,17 @@
 import { isLoopbackHttpUrl } from "../config/resolve.ts";
-import { DefinitionBuilder, fieldPath, keepOAuth, mapOAuthObject, oauthScopes, oauthString, oauthUnsupported, type OAuthField, isStandardField, type Convert, type StandardField } from "./mapping.ts";
+import {
+  DefinitionBuilder,
+  fieldPath,
+  keepOAuth,
+  mapOAuthObject,
+  oauthScopes,
+  oauthString,
+  oauthUnsupported,
+  type OAuthField,
+  isStandardField,
+  type Convert,
+  type StandardField,
+} from "./mapping.ts";
 import type { Mapped } from "./types.ts";
 import { convertPiLiteral, convertPiPath, convertPiValue } from "./values.ts";
 import { ownValue, isRecord } from "../safety/keys.ts";
@@ -93,7 +105,10 @@ function piKind(raw: Record<string, unknown>, builder: DefinitionBuilder): "stdi
   if (type === "sse" && typeof url === "string") return "sse";
   if (typeof url === "string" && (type === undefined || type === "http" || type === "streamable-http")) return "http";
   if (typeof command === "string" && (type === undefined || type === "stdio")) return "stdio";
-  builder.fail("definition", 'Pi rejects this entry: it needs "command" (stdio) or "url" (streamable HTTP), and type "stdio", "http" or "streamable-http" to match');
+  builder.fail(
+    "definition",
+    'Pi rejects this entry: it needs "command" (stdio) or "url" (streamable HTTP), and type "stdio", "http" or "streamable-http" to match',
+  );
   return undefined;
 }
 
@@ -140,7 +155,8 @@ function mapOAuth(value: unknown, raw: Record<string, unknown>, builder: Definit
     else fieldBuilder.fail(path, redirect.reason);
   };
   const fields: Record<string, OAuthField> = { ...PI_OAUTH, callbackUrl };
-  const ignored: OAuthField = (path, _item, _auth, fieldBuilder) => fieldBuilder.note(path, "not imported: Pi ignores fields it does not know");
+  const ignored: OAuthField = (path, _item, _auth, fieldBuilder) =>
+    fieldBuilder.note(path, "not imported: Pi ignores fields it does not know");
   const auth = mapOAuthObject("oauth", value, builder, fields, ignored)!;
   if (port !== undefined && value.callbackUrl === undefined) auth.redirectUri = `http://127.0.0.1:${port}/callback`;
   keepOAuth(auth, builder);
@@ -169,10 +185,12 @@ function redirectOf(callbackUrl: string, port: number | undefined): string | { r
     return { reason: "Pi rejects this entry: it must be an http URL on localhost, 127.0.0.1 or [::1]" };
   }
   if (url.port !== "") {
-    if (port !== undefined && Number(url.port) !== port) return { reason: "Pi rejects this entry: callbackUrl and callbackPort name different ports" };
+    if (port !== undefined && Number(url.port) !== port)
+      return { reason: "Pi rejects this entry: callbackUrl and callbackPort name different ports" };
     return callbackUrl;
   }
-  if (port === undefined) return { reason: "has no port, so Pi picks a free one at each sign-in; pi-mcp needs a fixed redirect (add callbackPort)" };
+  if (port === undefined)
+    return { reason: "has no port, so Pi picks a free one at each sign-in; pi-mcp needs a fixed redirect (add callbackPort)" };
   url.port = String(port);
   return url.href;
 }
@@ -190,7 +208,10 @@ function mapExposure(raw: Record<string, unknown>, builder: DefinitionBuilder): 
     return;
   }
   if (exposure === "hidden") {
-    builder.fail("exposure", 'is "hidden": Pi keeps the server but makes its tools and resources unreachable; pi-mcp cannot hide a connected server (disable it instead)');
+    builder.fail(
+      "exposure",
+      'is "hidden": Pi keeps the server but makes its tools and resources unreachable; pi-mcp cannot hide a connected server (disable it instead)',
+    );
     return;
   }
   if (exposure !== undefined) {
@@ -216,7 +237,10 @@ function mapExposure(raw: Record<string, unknown>, builder: DefinitionBuilder): 
     if (resolved === "hidden") {
       if (!pattern) hiddenExact.push(tool);
       else if (visiblePatternSeen) {
-        builder.fail("toolExposure", "a non-hidden pattern comes before a hidden one, so Pi's first-match order decides which tools are hidden; pi-mcp's tools filter has no order");
+        builder.fail(
+          "toolExposure",
+          "a non-hidden pattern comes before a hidden one, so Pi's first-match order decides which tools are hidden; pi-mcp's tools filter has no order",
+        );
         return;
       } else hiddenPatterns.push(tool);
     } else {
@@ -228,7 +252,10 @@ function mapExposure(raw: Record<string, unknown>, builder: DefinitionBuilder): 
   const matchers = hiddenPatterns.map(patternRegExp);
   const exception = visibleExact.find((tool) => matchers.some((matcher) => matcher.test(tool)));
   if (exception !== undefined) {
-    builder.fail(fieldPath("toolExposure", exception), "exposes one tool inside a hidden pattern; pi-mcp's tools.exclude has no exceptions");
+    builder.fail(
+      fieldPath("toolExposure", exception),
+      "exposes one tool inside a hidden pattern; pi-mcp's tools.exclude has no exceptions",
+    );
     return;
   }
   const exclude = [...hiddenExact.map(escapeGlob), ...hiddenPatterns.map(patternToGlob)];
@@ -236,12 +263,18 @@ function mapExposure(raw: Record<string, unknown>, builder: DefinitionBuilder): 
     builder.definition.tools = { exclude };
     builder.note("toolExposure", "hidden tools imported as tools.exclude");
   }
-  if (exposedOthers) builder.note("toolExposure", "exposures other than \"hidden\" not imported: pi-mcp offers every tool to the model directly");
+  if (exposedOthers)
+    builder.note("toolExposure", 'exposures other than "hidden" not imported: pi-mcp offers every tool to the model directly');
 }
 
 /** Pi's tool patterns: `*` matches any characters (also `/`), nothing else is special. */
 function patternRegExp(pattern: string): RegExp {
-  return new RegExp(`^${pattern.split("*").map((part) => part.replace(/[.+?^${}()|[\]\\]/g, "\\$&")).join(".*")}$`);
+  return new RegExp(
+    `^${pattern
+      .split("*")
+      .map((part) => part.replace(/[.+?^${}()|[\]\\]/g, "\\$&"))
+      .join(".*")}$`,
+  );
 }
 
 /** A literal tool name as a picomatch glob: every character but letters, digits, `_` and `-` escaped. */

@@ -11,7 +11,16 @@ import { readSourceFile } from "./jsonc.ts";
 import { referencedNames, sameDefinition } from "./mapping.ts";
 import { PI_OVERRIDE_KEYS, isPiOverride, mapPi } from "./pi.ts";
 import { HOST_NAMES, sourcesFor } from "./sources.ts";
-import type { ConflictingServer, ImportDocument, ImportedServer, Mapped, SkippedServer, SourceFile, SourceFormat, SourceStatus } from "./types.ts";
+import type {
+  ConflictingServer,
+  ImportDocument,
+  ImportedServer,
+  Mapped,
+  SkippedServer,
+  SourceFile,
+  SourceFormat,
+  SourceStatus,
+} from "./types.ts";
 import { mapVscode } from "./vscode.ts";
 import { ownValue, isRecord } from "../safety/keys.ts";
 
@@ -70,7 +79,8 @@ export async function runImport(request: ImportRequest, env: CommandEnvironment)
     sources.push({ file: file.file, scope: file.scope, status: "read" });
     const scope: Scope = request.local ? "project" : file.scope;
     for (const [name, raw] of Object.entries(servers)) {
-      const mapped = format === "pi" && file.scope === "project" ? mapPiProjectEntry(name, raw, piGlobal, request.local) : MAPPERS[format](name, raw);
+      const mapped =
+        format === "pi" && file.scope === "project" ? mapPiProjectEntry(name, raw, piGlobal, request.local) : MAPPERS[format](name, raw);
       candidates.push({ name, source: file.file, format, scope, mapped });
     }
     if (format === "pi" && file.scope === "global" && !spec.explicit) piGlobal = servers;
@@ -81,14 +91,26 @@ export async function runImport(request: ImportRequest, env: CommandEnvironment)
   for (const candidate of candidates) {
     const key = `${candidate.scope}\u0000${candidate.name}`;
     const earlier = winners.get(key);
-    if (earlier) skipped.push({ name: earlier.name, source: earlier.source, reasons: [`replaced by the definition in ${candidate.source}, as in ${HOST_NAMES[candidate.format]}`] });
+    if (earlier)
+      skipped.push({
+        name: earlier.name,
+        source: earlier.source,
+        reasons: [`replaced by the definition in ${candidate.source}, as in ${HOST_NAMES[candidate.format]}`],
+      });
     winners.set(key, candidate);
   }
 
   const planned: ImportedServer[] = [];
   for (const candidate of winners.values()) {
     if (!candidate.mapped.ok) skipped.push({ name: candidate.name, source: candidate.source, reasons: candidate.mapped.reasons });
-    else planned.push({ name: candidate.name, scope: candidate.scope, source: candidate.source, definition: candidate.mapped.definition, notes: [...candidate.mapped.notes] });
+    else
+      planned.push({
+        name: candidate.name,
+        scope: candidate.scope,
+        source: candidate.source,
+        definition: candidate.mapped.definition,
+        notes: [...candidate.mapped.notes],
+      });
   }
 
   if (planned.some((server) => server.scope === "project") && env.savedTrust !== true) {
@@ -111,7 +133,11 @@ export async function runImport(request: ImportRequest, env: CommandEnvironment)
     const current = existing[server.scope] ?? {};
     if (Object.hasOwn(current, server.name)) {
       if (sameDefinition(current[server.name], server.definition)) {
-        skipped.push({ name: server.name, source: server.source, reasons: [`already defined the same way in ${server.scope} settings (${targets[server.scope].file})`] });
+        skipped.push({
+          name: server.name,
+          source: server.source,
+          reasons: [`already defined the same way in ${server.scope} settings (${targets[server.scope].file})`],
+        });
         continue;
       }
       if (!request.replace) {
@@ -151,7 +177,11 @@ export async function runImport(request: ImportRequest, env: CommandEnvironment)
 }
 
 /** The definitions object of one source file, and the dialect to read it in. */
-function serversOf(file: SourceFile, data: Record<string, unknown>, explicit: boolean): { servers: Record<string, unknown>; format: SourceFormat } {
+function serversOf(
+  file: SourceFile,
+  data: Record<string, unknown>,
+  explicit: boolean,
+): { servers: Record<string, unknown>; format: SourceFormat } {
   let key = file.key;
   let format = file.format;
   if (key === undefined) {
@@ -160,15 +190,15 @@ function serversOf(file: SourceFile, data: Record<string, unknown>, explicit: bo
       key = "servers";
       if (format === "generic") format = "vscode";
     } else {
-      throw new PiMcpError("failed", `${file.file} has no "mcpServers" (or VS Code "servers") object; nothing was imported`);
+      throw new PiMcpError("invalid_settings", `${file.file} has no "mcpServers" (or VS Code "servers") object; nothing was imported`);
     }
   }
   const value = key === "mcp.servers" ? (isRecord(data.mcp) ? data.mcp.servers : undefined) : data[key];
   if (value === undefined) {
-    if (explicit) throw new PiMcpError("failed", `${file.file} has no "${key}" object; nothing was imported`);
+    if (explicit) throw new PiMcpError("invalid_settings", `${file.file} has no "${key}" object; nothing was imported`);
     return { servers: {}, format };
   }
-  if (!isRecord(value)) throw new PiMcpError("failed", `${file.file}: "${key}" must be an object; nothing was imported`);
+  if (!isRecord(value)) throw new PiMcpError("invalid_settings", `${file.file}: "${key}" must be an object; nothing was imported`);
   return { servers: value, format };
 }
 
@@ -182,22 +212,40 @@ function serversOf(file: SourceFile, data: Record<string, unknown>, explicit: bo
 function mapPiProjectEntry(name: string, raw: unknown, global: Record<string, unknown>, local: boolean): Mapped {
   if (!isRecord(raw) || !isPiOverride(raw)) return mapPi(name, raw);
   const extra = Object.keys(raw).filter((key) => !PI_OVERRIDE_KEYS.includes(key));
-  if (extra.length > 0) return { ok: false, reasons: [`definition: Pi rejects this project entry: an override can only set ${PI_OVERRIDE_KEYS.join(", ")}`] };
+  if (extra.length > 0)
+    return { ok: false, reasons: [`definition: Pi rejects this project entry: an override can only set ${PI_OVERRIDE_KEYS.join(", ")}`] };
   const base = ownValue(global, name);
-  if (!isRecord(base)) return { ok: false, reasons: ['definition: Pi rejects this project entry: it has no "command" or "url" and overrides no global server'] };
+  if (!isRecord(base))
+    return {
+      ok: false,
+      reasons: ['definition: Pi rejects this project entry: it has no "command" or "url" and overrides no global server'],
+    };
   if (raw.enabled === false && !local) {
     const notes = Object.keys(raw)
       .filter((key) => key !== "enabled")
       .map((key) => `${key}: not imported: the server is disabled in this project`);
-    return { ok: true, definition: { enabled: false }, notes: ["definition: disables the global server in this project (a pi-mcp mask)", ...notes] };
+    return {
+      ok: true,
+      definition: { enabled: false },
+      notes: ["definition: disables the global server in this project (a pi-mcp mask)", ...notes],
+    };
   }
   const merged = mapPi(name, { ...base, ...raw });
   if (!merged.ok || local) return merged;
   const plain = mapPi(name, base);
   if (plain.ok && sameDefinition(plain.definition, merged.definition)) {
-    return { ok: false, reasons: ["definition: this project override changes only exposure, which pi-mcp does not have; nothing to import"] };
+    return {
+      ok: false,
+      reasons: ["definition: this project override changes only exposure, which pi-mcp does not have; nothing to import"],
+    };
   }
-  return { ...merged, notes: ["definition: the global server's definition with this project's override, since pi-mcp project definitions replace global ones whole", ...merged.notes] };
+  return {
+    ...merged,
+    notes: [
+      "definition: the global server's definition with this project's override, since pi-mcp project definitions replace global ones whole",
+      ...merged.notes,
+    ],
+  };
 }
 
 async function currentServers(file: string): Promise<Record<string, unknown>> {

@@ -41,7 +41,13 @@ export function piFiles(places: Pick<Places, "agentDir" | "cwd">): SourceFile[] 
  */
 export function sourcesFor(from: string, places: Places): SourceSpec {
   const home = places.env.HOME || homedir();
-  const project = (file: string, format: SourceFormat, key: SourceFile["key"]): SourceFile => ({ file: join(places.cwd, file), scope: "project", format, key, projectLevel: true });
+  const project = (file: string, format: SourceFormat, key: SourceFile["key"]): SourceFile => ({
+    file: join(places.cwd, file),
+    scope: "project",
+    format,
+    key,
+    projectLevel: true,
+  });
   switch (from) {
     case "pi":
       return { label: "pi", files: piFiles(places), explicit: false };
@@ -70,7 +76,11 @@ export function sourcesFor(from: string, places: Places): SourceSpec {
     }
     default: {
       const file = resolve(places.cwd, from);
-      return { label: file, files: [{ file, scope: "global", format: formatOfPath(file, places.agentDir), projectLevel: false }], explicit: true };
+      return {
+        label: file,
+        files: [{ file, scope: "global", format: formatOfPath(file, places.agentDir), projectLevel: false }],
+        explicit: true,
+      };
     }
   }
 }

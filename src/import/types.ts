@@ -21,15 +21,6 @@ export interface SourceStatus {
   readonly status: "read" | "missing" | "untrusted";
 }
 
-/** One definition as the source file wrote it. */
-export interface SourceEntry {
-  readonly name: string;
-  readonly raw: unknown;
-  readonly file: string;
-  readonly scope: Scope;
-  readonly format: SourceFormat;
-}
-
 /**
  * The outcome of mapping one source definition: an equivalent pi-mcp
  * definition (with notes on what was left out on purpose), or the reasons it

@@ -58,7 +58,10 @@ function convertReference(inner: string, dialect: VariableDialect): Converted {
   const rest = colon > 0 ? inner.slice(colon + 1) : "";
   if (dialect.envPrefix && prefix === "env" && NAME.test(rest)) return { ok: true, value: `\${${rest}}` };
   if (prefix === "input") {
-    return { ok: false, reason: `uses an input variable (\${input:…}) that ${dialect.host} asks for; pi-mcp cannot ask: set an environment variable and write \${NAME}` };
+    return {
+      ok: false,
+      reason: `uses an input variable (\${input:…}) that ${dialect.host} asks for; pi-mcp cannot ask: set an environment variable and write \${NAME}`,
+    };
   }
   if (dialect.defaults && NAME.test(prefix) && rest.startsWith("-")) {
     return { ok: false, reason: "uses a default value (${NAME:-…}); pi-mcp has no default values" };

@@ -1,4 +1,15 @@
-import { DefinitionBuilder, ENV_FILE_REFUSAL, REDIRECT_NOTE, keepOAuth, mapCommon, mapOAuthObject, oauthString, oauthUnsupported, type HostProfile, type OAuthField } from "./mapping.ts";
+import {
+  type DefinitionBuilder,
+  ENV_FILE_REFUSAL,
+  REDIRECT_NOTE,
+  keepOAuth,
+  mapCommon,
+  mapOAuthObject,
+  oauthString,
+  oauthUnsupported,
+  type HostProfile,
+  type OAuthField,
+} from "./mapping.ts";
 import type { Mapped } from "./types.ts";
 import { convertTemplate, type VariableDialect } from "./values.ts";
 
@@ -54,7 +65,11 @@ export const VSCODE: HostProfile = {
   field(key, value, builder, { raw }) {
     switch (key) {
       case "sandboxEnabled":
-        if (value === true) builder.fail("sandboxEnabled", "VS Code runs this server in a sandbox that limits its files and network; pi-mcp cannot sandbox a server");
+        if (value === true)
+          builder.fail(
+            "sandboxEnabled",
+            "VS Code runs this server in a sandbox that limits its files and network; pi-mcp cannot sandbox a server",
+          );
         else if (value !== false) builder.fail("sandboxEnabled", "must be true or false");
         return true;
       case "sandbox":
@@ -75,7 +90,13 @@ const VSCODE_OAUTH: Readonly<Record<string, OAuthField>> = {
 };
 
 function mapOAuth(value: unknown, builder: DefinitionBuilder): void {
-  const auth = mapOAuthObject("oauth", value, builder, VSCODE_OAUTH, oauthUnsupported("a field pi-mcp does not know from VS Code; it cannot tell what it changes"));
+  const auth = mapOAuthObject(
+    "oauth",
+    value,
+    builder,
+    VSCODE_OAUTH,
+    oauthUnsupported("a field pi-mcp does not know from VS Code; it cannot tell what it changes"),
+  );
   if (!auth) return;
   if (auth.clientId !== undefined) builder.note("oauth", `the registered client must accept ${REDIRECT_NOTE}`);
   keepOAuth(auth, builder);

@@ -34,7 +34,11 @@ function isPromiseLike(value: unknown): value is PromiseLike<unknown> {
  * work noticed; without a signal it is the work itself. For waits on shared
  * work (a cached listing, a provider request) that one caller may give up on.
  */
-export function untilAborted<T>(work: Promise<T>, signal: AbortSignal | undefined, reason: () => unknown = () => signal?.reason): Promise<T> {
+export function untilAborted<T>(
+  work: Promise<T>,
+  signal: AbortSignal | undefined,
+  reason: () => unknown = () => signal?.reason,
+): Promise<T> {
   if (!signal) return work;
   if (signal.aborted) return Promise.reject(reason());
   return new Promise<T>((resolve, reject) => {
@@ -66,23 +70,25 @@ export class Changes {
     for (const wake of [...this.waiters]) wake();
   }
 
-  /** Resolves at the next change, or after `timeoutMs`. */
-  next(timeoutMs: number): Promise<void> {
+  /** Resolves at the next change, after `timeoutMs`, or when `signal` aborts. */
+  next(timeoutMs: number, signal?: AbortSignal): Promise<void> {
     return new Promise((resolve) => {
       const wake = () => {
         clearTimeout(timer);
         this.waiters.delete(wake);
+        signal?.removeEventListener("abort", wake);
         resolve();
       };
       const timer = setTimeout(wake, Math.max(0, timeoutMs));
       this.waiters.add(wake);
+      signal?.addEventListener("abort", wake, { once: true });
     });
   }
 
-  /** Resolves once `holds()` is true (looked at after each change) or the time is up; says whether it holds. */
-  async until(holds: () => boolean, timeoutMs: number): Promise<boolean> {
+  /** Resolves once `holds()` is true (looked at after each change), the time is up or `signal` aborted; says whether it holds. */
+  async until(holds: () => boolean, timeoutMs: number, signal?: AbortSignal): Promise<boolean> {
     const deadline = Date.now() + timeoutMs;
-    while (!holds() && Date.now() < deadline) await this.next(deadline - Date.now());
+    while (!holds() && Date.now() < deadline && !signal?.aborted) await this.next(deadline - Date.now(), signal);
     return holds();
   }
 }
@@ -94,4 +100,59 @@ export function withDeadline<T>(work: Promise<T>, ms: number, onTimeout: () => E
     timer = setTimeout(() => reject(onTimeout()), ms);
   });
   return Promise.race([work, deadline]).finally(() => clearTimeout(timer));
+}
+
+/**
+ * Waits for `work` at most `ms` (Infinity: as long as it takes) and says
+ * whether it settled in time; what is still running then finishes in the
+ * background, its failure going to `onError`.
+ */
+export async function settlesWithin(work: Promise<unknown>, ms: number, onError: (error: unknown) => void): Promise<boolean> {
+  const settled = work.then(
+    () => true,
+    (error: unknown) => {
+      onError(error);
+      return true;
+    },
+  );
+  if (ms === Number.POSITIVE_INFINITY) return settled;
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<boolean>((resolve) => {
+    timer = setTimeout(() => resolve(false), Math.max(0, ms));
+  });
+  const inTime = await Promise.race([settled, late]);
+  clearTimeout(timer);
+  return inTime;
+}
+
+/**
+ * Long work in Pi's process in turns: a loop that runs
+ * `if (turns.due()) await turns.pause()` between its steps blocks Pi for
+ * about `turnMs` plus one step at most, whatever the number of steps. A turn
+ * lasts at least `minSteps` steps, so work of fewer steps never waits (it is
+ * done synchronously, however slowly a loaded machine runs it).
+ */
+export class Turns {
+  private readonly turnMs: number;
+  private readonly minSteps: number;
+  private started = performance.now();
+  private steps = 0;
+
+  // No parameter properties: the Pi entry loads this module with Node's type stripping.
+  constructor(turnMs: number, minSteps = 1) {
+    this.turnMs = turnMs;
+    this.minSteps = minSteps;
+  }
+
+  /** Counts one step done; says whether this turn is over (the caller pauses before its next step). */
+  due(): boolean {
+    return ++this.steps >= this.minSteps && performance.now() - this.started >= this.turnMs;
+  }
+
+  /** Resolves after a turn of the event loop (setImmediate: input, timers and I/O run there); a new turn starts then. */
+  async pause(): Promise<void> {
+    await new Promise<void>((resolve) => setImmediate(resolve));
+    this.started = performance.now();
+    this.steps = 0;
+  }
 }

@@ -73,7 +73,10 @@ export function createHooks() {
      * at STAGE.BUILTIN; a third-party mapper taps before them to take the
      * blocks it knows.
      */
-    mapContent: new HookMap((type: string) => new AsyncSeriesBailHook<[ContentBlock, ResultContext], PiContent[] | undefined>(["block", "context"], `mapContent:${type}`)),
+    mapContent: new HookMap(
+      (type: string) =>
+        new AsyncSeriesBailHook<[ContentBlock, ResultContext], PiContent[] | undefined>(["block", "context"], `mapContent:${type}`),
+    ),
     /** Refine a whole mapped result after its blocks were mapped (structured content, a block no mapper took). */
     mapResult: new AsyncSeriesWaterfallHook<[MappedResult, ResultContext]>(["result", "context"]),
     /** Keep oversized output somewhere private; the first plugin that stores it answers. */
@@ -90,6 +93,21 @@ export function createHooks() {
 }
 
 export type KernelHooks = ReturnType<typeof createHooks>;
+
+/**
+ * How long one tap may take, for the hooks every server or the session's end
+ * waits for: no server starts before each `hostStart` tap has finished, and a
+ * session ends only when each `hostShutdown` tap has. A tap still running at
+ * its deadline fails its hook with an error naming the plugin and the hook
+ * (PluginHookError), exactly as if it had thrown: the hook's caller takes the
+ * failure path it already has for a tap that throws. Every built-in tap of
+ * these hooks finishes in milliseconds; the deadlines are well above that and
+ * below the 30 s a tool call waits for its server to be opened.
+ */
+export const HOOK_DEADLINES_MS: HookDeadlines = Object.freeze({ hostStart: 10_000, hostShutdown: 10_000 });
+
+/** A deadline (ms) per hook; the taps of a hook without one may take as long as they take. */
+export type HookDeadlines = Readonly<Partial<Record<HookName, number>>>;
 
 /** What hosts use of a kernel: its hooks, and which plugins it applied (the Kernel class is the one implementation). */
 export interface PluginKernel {

@@ -19,7 +19,10 @@ export function hostState<T>(create: (host: HostContext) => T): HostState<T> {
   const key = {};
   return (host) => {
     let store = stores.get(host);
-    if (!store) stores.set(host, (store = new Map()));
+    if (!store) {
+      store = new Map();
+      stores.set(host, store);
+    }
     if (!store.has(key)) store.set(key, create(host));
     return store.get(key) as T;
   };
@@ -44,9 +47,17 @@ export interface ClientState<T> {
  */
 export function clientState<T>(name: string): ClientState<T> {
   const global = globalThis as { [CLIENT_STATES]?: Map<string, WeakMap<object, unknown>> };
-  const all = (global[CLIENT_STATES] ??= new Map());
-  let states = all.get(name);
-  if (!states) all.set(name, (states = new WeakMap()));
+  global[CLIENT_STATES] ??= new Map();
+  let states = global[CLIENT_STATES].get(name);
+  if (!states) {
+    states = new WeakMap();
+    global[CLIENT_STATES].set(name, states);
+  }
   const store = states;
-  return { get: (client) => store.get(client) as T | undefined, set: (client, value) => void store.set(client, value), has: (client) => store.has(client), delete: (client) => void store.delete(client) };
+  return {
+    get: (client) => store.get(client) as T | undefined,
+    set: (client, value) => void store.set(client, value),
+    has: (client) => store.has(client),
+    delete: (client) => void store.delete(client),
+  };
 }

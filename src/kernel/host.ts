@@ -51,7 +51,7 @@ export interface PluginHost {
   readonly context: HostContext;
   /** Every configured server's status, as `/mcp status` shows it. */
   status(): ConnectionStatus[];
-  /** A configured, enabled server of this host; undefined for any other name. */
+  /** A configured server of this host (a disabled one too, in state `disabled`); undefined for a masked or unknown name. */
   server(name: string): LiveServer | undefined;
   readonly results: ResultPipeline;
   /** Values suggested for a prompt argument (the `complete` hook; none when no plugin answers). */

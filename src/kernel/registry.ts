@@ -12,7 +12,8 @@ type Registry = Map<string, KernelPlugin>;
 
 function registry(): Registry {
   const global = globalThis as { [REGISTRY]?: Registry };
-  return (global[REGISTRY] ??= new Map());
+  global[REGISTRY] ??= new Map();
+  return global[REGISTRY];
 }
 
 /** Adds a plugin to every pi-mcp host started from now on; a plugin of the same name is replaced. */

@@ -74,6 +74,18 @@ export interface SessionServices {
   addMessage?(message: SessionMessage): void;
   /** Called after the active branch changed (`/tree`, `/fork`, `/resume`). */
   onBranchChange(listener: () => void): () => void;
+  /** The images the conversation's next model request carries (optional, so that stand-ins written before it need not change). */
+  images?(): ConversationImages;
+}
+
+/** The images of what the next model request carries: the active branch, after Pi's compaction. */
+export interface ConversationImages {
+  /** The base64 data of each, oldest first. */
+  readonly data: readonly string[];
+  /** How many of them come after the last model answer (providers send those in one message). */
+  readonly sinceAssistant: number;
+  /** Which model answer is the last one: it changes with every answer. */
+  readonly turn: string | undefined;
 }
 
 export type SamplingContent =
@@ -115,6 +127,30 @@ export interface HostServices {
   readonly session?: SessionServices;
   readonly model?: ModelService;
   readonly ui?: UiService;
+  readonly images?: ImageService;
+}
+
+/** Pi's own image resizing (off the main thread): an image a model would take if it were smaller. */
+export interface ImageService {
+  /** A PNG, JPEG, GIF or WebP image made to fit `limits` (its base64 within `maxBytes`), or undefined when it cannot be. */
+  fit(bytes: Uint8Array, mimeType: string, limits: ImageLimits): Promise<FittedImage | undefined>;
+}
+
+export interface ImageLimits {
+  readonly maxWidth: number;
+  readonly maxHeight: number;
+  /** Of base64. */
+  readonly maxBytes: number;
+}
+
+export interface FittedImage {
+  /** Base64. */
+  readonly data: string;
+  readonly mimeType: string;
+  readonly width: number;
+  readonly height: number;
+  readonly originalWidth: number;
+  readonly originalHeight: number;
 }
 
 /** The tool call a server request arrived during: interactive callbacks are scoped to it. */

@@ -6,6 +6,14 @@ export type AuthKind = "none" | "bearer" | "oauth";
 export type RootsSetting = false | readonly string[];
 /** How the model reaches a server tool in Pi: declared, found by tool search, from codemode scripts, or not at all. */
 export type Exposure = "direct" | "deferred" | "codemode" | "hidden";
+/**
+ * An exposure as the settings name it: one of Exposure, or `auto` (the
+ * default): direct while the MCP tool definitions fit the context budget,
+ * else deferred, decided per server (src/runtime/context-budget.ts).
+ */
+export type ExposureSetting = Exposure | "auto";
+/** `mcp.contextBudget`: a share of the active model's context window, or a number of tokens. */
+export type ContextBudgetSetting = { readonly percent: number } | { readonly tokens: number };
 /** When a server runs: `eager` (connects at session start) or `lazy` (only when one of its tools or a command needs it, closed again when idle). */
 export type Lifecycle = "eager" | "lazy";
 
@@ -40,9 +48,9 @@ interface DefinitionCommon {
   readonly requestDeadlineMs?: number;
   readonly tools?: ToolFilter;
   /** The server's default exposure (else the top-level one). */
-  readonly exposure?: Exposure;
+  readonly exposure?: ExposureSetting;
   /** Exposure per MCP tool name or glob; the first matching pattern wins. */
-  readonly toolExposure?: Readonly<Record<string, Exposure>>;
+  readonly toolExposure?: Readonly<Record<string, ExposureSetting>>;
   /** The server's roots (else the top-level ones): `false` declares none, folders replace Pi's working folder. */
   readonly roots?: RootsSetting;
   /** When the server runs (else the top-level `lifecycle`). */
@@ -71,7 +79,24 @@ export type ServerDefinition = StdioDefinition | RemoteDefinition;
 
 /** Whether a definition may use OAuth: a remote server with `auth` omitted (discovery on its first 401) or `{type: "oauth"}`. */
 export function usesOAuth(definition: ServerDefinition | undefined): definition is RemoteDefinition {
-  return definition !== undefined && definition.transport !== "stdio" && (definition.auth === undefined || definition.auth.type === "oauth");
+  return (
+    definition !== undefined && definition.transport !== "stdio" && (definition.auth === undefined || definition.auth.type === "oauth")
+  );
+}
+
+/**
+ * The longest the first model request of a run without a terminal UI waits
+ * for `entry` while its catalog is not known: the `firstRequestWaitMs`
+ * setting, never beyond the server's connectTimeoutMs; 0 for a server that is
+ * not started with the session (disabled, masked, broken, or lazy).
+ */
+export function firstRequestWaitOf(
+  config: Pick<EffectiveConfig, "firstRequestWaitMs" | "connectTimeoutMs" | "lifecycle">,
+  entry: Pick<ServerEntry, "enabled" | "masked" | "definition">,
+): number {
+  const definition = entry.definition;
+  if (!entry.enabled || entry.masked || !definition || (definition.lifecycle ?? config.lifecycle) === "lazy") return 0;
+  return Math.min(config.firstRequestWaitMs, definition.connectTimeoutMs ?? config.connectTimeoutMs);
 }
 
 /** One named server as the merged configuration sees it. */
@@ -107,8 +132,26 @@ export interface ConfigIssue {
   readonly file?: string;
 }
 
-/** The feature plugins a person may switch off (`mcp.features`); each is on unless set to false. */
-export const FEATURES = ["resources", "prompts", "completion", "sampling", "elicitation", "roots", "logging", "instructions", "observer"] as const;
+/**
+ * The feature plugins, in the order they are applied: each MCP feature that
+ * a person may switch off (`mcp.features`; each is on unless set to false).
+ * This is the one list of them: the settings schema (src/config/schema.ts)
+ * and the merge of the scopes (src/config/resolve.ts) are derived from it,
+ * the composition root loads exactly these (src/composition.ts: one loader
+ * per name, which the compiler holds to this list and to the plugin's own
+ * name), and the README's list is checked against it (test/cli/readme.test.ts).
+ */
+export const FEATURES = [
+  "resources",
+  "roots",
+  "logging",
+  "instructions",
+  "prompts",
+  "completion",
+  "sampling",
+  "elicitation",
+  "observer",
+] as const;
 export type Feature = (typeof FEATURES)[number];
 
 export interface EffectiveConfig {
@@ -118,8 +161,10 @@ export interface EffectiveConfig {
   readonly requestTimeoutMs: number;
   readonly requestDeadlineMs: number;
   readonly retry: RetryPolicy;
-  /** The default exposure of every server's tools (`direct` unless configured). */
-  readonly exposure: Exposure;
+  /** The default exposure of every server's tools (`auto` unless configured). */
+  readonly exposure: ExposureSetting;
+  /** How much of the context MCP tool definitions of `auto` servers may take (`mcp.contextBudget`, default 10% of the model's context window). */
+  readonly contextBudget: ContextBudgetSetting;
   /** Which feature plugins run (`mcp.features`; a host built from these settings leaves out those set to false). */
   readonly features: Readonly<Record<Feature, boolean>>;
   /** The default roots of every server; absent: Pi's working folder. */
@@ -128,6 +173,13 @@ export interface EffectiveConfig {
   readonly lifecycle: Lifecycle;
   /** How long a lazy server may be unused before it is closed (default 300,000 ms). */
   readonly idleTimeoutMs: number;
+  /**
+   * How long the first agent start of a run without a terminal UI (print,
+   * JSON, RPC) waits for eager servers whose catalog is not known, so the
+   * first model request carries their tools (default 5,000 ms; 0: no wait;
+   * never longer than a server's connectTimeoutMs).
+   */
+  readonly firstRequestWaitMs: number;
   /** Sorted by name. When `valid` is false the host connects nothing. */
   readonly servers: readonly ServerEntry[];
   /** Every value substituted for a `${NAME}`: redacted wherever text leaves the host. */
@@ -151,5 +203,9 @@ export const DEFAULTS = Object.freeze({
   shutdownBudgetMs: 5_000,
   /** A lazy server unused this long is closed (5 minutes). */
   idleTimeoutMs: 300_000,
+  /** The first request of a run without a terminal UI waits this long for servers whose catalog is not known. */
+  firstRequestWaitMs: 5_000,
+  /** `mcp.contextBudget` unless configured: 10% of the active model's context window. */
+  contextBudget: Object.freeze({ percent: 10 }) as ContextBudgetSetting,
   oauthRedirectUri: "http://127.0.0.1:19876/mcp/oauth/callback",
 });

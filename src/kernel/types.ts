@@ -86,7 +86,7 @@ export interface RequestOptions {
 
 /** Requests to one server. */
 export interface ServerRequests {
-  /** The server's request timeout (its own setting, else the global one). */
+  /** The server's request timeout (its own setting, else the global one), never above its request deadline. */
   readonly requestTimeoutMs: number;
   /**
    * Runs one request on the connected client. An expired HTTP session is
@@ -101,8 +101,6 @@ export interface ServerRequests {
 /** A connection whose SDK client exists; handlers are registered on `client`. */
 export interface LiveConnection extends ConnectionContext, ServerRequests {
   readonly client: Client;
-  /** The server's request timeout (its own setting, else the global one). */
-  readonly requestTimeoutMs: number;
   /** True while this connection may still deliver work to its session. */
   isCurrent(): boolean;
   /** The tool call in flight on this connection, if any (server requests are scoped to it). */

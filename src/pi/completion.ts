@@ -27,7 +27,9 @@ export function completeArguments(prefix: string, commands: readonly CommandSpec
   if (typed.length > 1) return null;
   const partial = rest[rest.length - 1] ?? "";
   const head = prefix.slice(0, prefix.length - partial.length);
-  const items = servers.filter((server) => server.startsWith(partial)).map((server) => ({ value: `${head}${server}`, label: stripTerminalControls(server) }));
+  const items = servers
+    .filter((server) => server.startsWith(partial))
+    .map((server) => ({ value: `${head}${server}`, label: stripTerminalControls(server) }));
   return items.length > 0 ? items : null;
 }
 

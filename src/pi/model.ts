@@ -5,7 +5,7 @@
  * provider, extension-registered ones included. It is one model request, never
  * an agent turn: nothing is added to the session.
  */
-import type { AssistantMessage, Context, ImageContent, Message, Model, TextContent, Tool, ToolCall } from "@earendil-works/pi-ai";
+import type { Api, AssistantMessage, Context, ImageContent, Message, Model, TextContent, Tool, ToolCall } from "@earendil-works/pi-ai";
 import type { ExtensionContext } from "@earendil-works/pi-coding-agent";
 import { PiMcpError } from "../kernel/errors.ts";
 import type { ModelService, SamplingContent, SamplingRequest, SamplingResult } from "../kernel/services.ts";
@@ -14,7 +14,7 @@ import { untilAborted } from "../kernel/async.ts";
 /** What the service reads from Pi's extension context (live getters: the active model may change). */
 export type ModelSource = Pick<ExtensionContext, "model" | "modelRegistry">;
 
-type AnyModel = Model<any>;
+type AnyModel = Model<Api>;
 type CompleteOptions = { signal: AbortSignal; maxTokens: number; temperature?: number; onPayload?: (payload: unknown) => unknown };
 
 /**
@@ -27,13 +27,16 @@ export function piModelService(source: ModelSource): ModelService | undefined {
   return {
     async complete(request, signal) {
       const model = source.model;
-      if (!model) throw new PiMcpError("failed", "Pi has no model selected");
+      if (!model) throw new PiMcpError("no_model", "Pi has no model selected");
       signal.throwIfAborted();
       const complete = (context: Context, options: CompleteOptions) =>
         source.modelRegistry.complete(model, context, options as never) as Promise<AssistantMessage>;
-      const message = await untilAborted(complete(toPiContext(request, model), requestOptions(request, model, signal)), signal, () => abortError(signal));
+      const message = await untilAborted(complete(toPiContext(request, model), requestOptions(request, model, signal)), signal, () =>
+        abortError(signal),
+      );
       if (message.stopReason === "aborted" || signal.aborted) throw abortError(signal);
-      if (message.stopReason === "error") throw new PiMcpError("failed", `the model request failed: ${message.errorMessage ?? "unknown error"}`);
+      if (message.stopReason === "error")
+        throw new PiMcpError("model_failed", `the model request failed: ${message.errorMessage ?? "unknown error"}`);
       return fromPiMessage(message, request, model);
     },
   };
@@ -77,7 +80,7 @@ export function withStopSequences(api: string, payload: unknown, stops: readonly
 }
 
 /** The MCP conversation as pi-ai messages: tool results become toolResult messages, in order. */
-export function toPiContext(request: SamplingRequest, model: AnyModel): Context {
+function toPiContext(request: SamplingRequest, model: AnyModel): Context {
   const now = Date.now();
   const toolNames = new Map<string, string>();
   const messages: Message[] = [];
@@ -96,7 +99,14 @@ export function toPiContext(request: SamplingRequest, model: AnyModel): Context 
         api: model.api,
         provider: model.provider,
         model: model.id,
-        usage: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, totalTokens: 0, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 } },
+        usage: {
+          input: 0,
+          output: 0,
+          cacheRead: 0,
+          cacheWrite: 0,
+          totalTokens: 0,
+          cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 },
+        },
         stopReason: content.some((block) => block.type === "toolCall") ? "toolUse" : "stop",
         timestamp: now,
       } as AssistantMessage);
@@ -117,7 +127,11 @@ export function toPiContext(request: SamplingRequest, model: AnyModel): Context 
     }
     if (parts.length > 0) messages.push({ role: "user", content: parts, timestamp: now });
   }
-  const tools: Tool[] | undefined = request.tools?.map((tool) => ({ name: tool.name, description: tool.description ?? "", parameters: tool.inputSchema }));
+  const tools: Tool[] | undefined = request.tools?.map((tool) => ({
+    name: tool.name,
+    description: tool.description ?? "",
+    parameters: tool.inputSchema,
+  }));
   return {
     ...(request.systemPrompt !== undefined && request.systemPrompt !== "" && { systemPrompt: request.systemPrompt }),
     messages,
@@ -139,27 +153,33 @@ function assistantText(block: SamplingContent): string {
 }
 
 /** The model's answer as MCP content: text, and tool-use blocks when the request offered tools. */
-export function fromPiMessage(message: AssistantMessage, request: SamplingRequest, model: AnyModel): SamplingResult {
+function fromPiMessage(message: AssistantMessage, request: SamplingRequest, model: AnyModel): SamplingResult {
   const offeredTools = (request.tools?.length ?? 0) > 0;
   const content: SamplingContent[] = [];
   for (const block of message.content) {
     if (block.type === "text") content.push({ type: "text", text: block.text });
-    else if (block.type === "toolCall" && offeredTools) content.push({ type: "tool_use", id: block.id, name: block.name, input: { ...block.arguments } });
+    else if (block.type === "toolCall" && offeredTools)
+      content.push({ type: "tool_use", id: block.id, name: block.name, input: { ...block.arguments } });
   }
   const calls = content.some((block) => block.type === "tool_use");
-  let stopReason: SamplingResult["stopReason"] = calls || message.stopReason === "toolUse" ? "toolUse" : message.stopReason === "length" ? "maxTokens" : "endTurn";
+  let stopReason: SamplingResult["stopReason"] =
+    calls || message.stopReason === "toolUse" ? "toolUse" : message.stopReason === "length" ? "maxTokens" : "endTurn";
   if (!calls && message.rawStopReason === "stop_sequence") stopReason = "stopSequence";
   // A provider without a stop-sequence field (or one that ignored it): cut the text at the first one.
   const stops = (request.stopSequences ?? []).filter((stop) => stop.length > 0);
   if (!calls && stops.length > 0) {
     const text = content.flatMap((block) => (block.type === "text" ? [block.text] : [])).join("");
     const cut = Math.min(...stops.map((stop) => text.indexOf(stop)).filter((index) => index !== -1));
-    if (Number.isFinite(cut)) return { model: message.responseModel ?? model.id, content: [{ type: "text", text: text.slice(0, cut) }], stopReason: "stopSequence" };
+    if (Number.isFinite(cut))
+      return {
+        model: message.responseModel ?? model.id,
+        content: [{ type: "text", text: text.slice(0, cut) }],
+        stopReason: "stopSequence",
+      };
   }
   return { model: message.responseModel ?? model.id, content, stopReason };
 }
 
 function abortError(signal: AbortSignal): Error {
-  return signal.reason instanceof Error ? signal.reason : new PiMcpError("failed", "the model request was cancelled");
+  return signal.reason instanceof Error ? signal.reason : new PiMcpError("cancelled", "the model request was cancelled");
 }
-

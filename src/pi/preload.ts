@@ -20,6 +20,7 @@ import { cacheEnabled, readCachedStart, type CachedStart } from "../runtime/cata
 import { processHandover } from "../runtime/pool.ts";
 import { existsSync } from "node:fs";
 import { effectiveExposure, piToolDefinition, supportsExposure, type ServerToolCall } from "./tools.ts";
+import { offeredToolsOf, type OfferedTools } from "./tool-order.ts";
 
 /**
  * The trust decisions a session in `cwd` may have, most likely first. A saved
@@ -38,9 +39,17 @@ export function knownCatalogs(env: NodeJS.ProcessEnv = process.env, cwd: string 
   if (!cacheEnabled(env)) return undefined;
   const agent = agentDir(env);
   const handover = processHandover();
-  if (handover && handover.digest === settingsDigest({ agentDir: agent, cwd: handover.cwd, trusted: handover.trusted, env })) return handover.start;
+  if (handover && handover.digest === settingsDigest({ agentDir: agent, cwd: handover.cwd, trusted: handover.trusted, env }))
+    return handover.start;
   const digests = trustCandidates(agent, cwd).map((trusted) => settingsDigest({ agentDir: agent, cwd, trusted, env }));
   return readCachedStart(agent, digests);
+}
+
+/** The known tools as the host offers them (src/pi/tool-order.ts), in the recorded order. */
+export function knownOffered(known: CachedStart, supported: boolean = supportsExposure()): OfferedTools {
+  return offeredToolsOf(
+    known.servers.flatMap((server) => server.tools.map((tool) => [tool.piName, effectiveExposure(tool.exposure, supported)] as const)),
+  );
 }
 
 /** Registers every known tool with Pi (the same definitions the host registers); `call` runs a call through the host. */
@@ -50,7 +59,14 @@ export function registerKnownTools(pi: ExtensionAPI, known: CachedStart, call: (
     for (const tool of server.tools) {
       const exposure = effectiveExposure(tool.exposure, supported);
       if (exposure === "skip") continue;
-      pi.registerTool(piToolDefinition(pi, { name: tool.piName, server: server.name, tool: tool.tool, exposure: tool.exposure }, exposure, call(tool.piName)));
+      pi.registerTool(
+        piToolDefinition(
+          pi,
+          { name: tool.piName, server: server.name, tool: tool.tool, exposure: tool.exposure },
+          exposure,
+          call(tool.piName),
+        ),
+      );
     }
   }
 }

@@ -6,6 +6,7 @@ import type { ToolSink } from "../runtime/host.ts";
 import type { CallOptions, ToolOutcome } from "../kernel/services.ts";
 import type { Exposure } from "../kernel/settings.ts";
 import type { ToolRendering, ToolRenderers } from "../kernel/pi-part.ts";
+import { RegistrationQueue, type QueuedTool } from "./registration-queue.ts";
 
 /** A server tool as Pi registers it: its Pi name, its server, its MCP definition and how the model reaches it. */
 export interface PiServerTool {
@@ -67,7 +68,13 @@ export function effectiveExposure(exposure: Exposure, supported: boolean): Expos
  * exact schema, the server's four hints, the exposure (with a namespace),
  * and an `execute` that maps the outcome to Pi's result.
  */
-export function piToolDefinition(pi: ExtensionAPI, tool: PiServerTool, exposure: Exposure, call: ServerToolCall, renderers?: ToolRenderers): ToolDefinition {
+export function piToolDefinition(
+  pi: ExtensionAPI,
+  tool: PiServerTool,
+  exposure: Exposure,
+  call: ServerToolCall,
+  renderers?: ToolRenderers,
+): ToolDefinition {
   const annotations = annotationsOf(tool.tool);
   return {
     ...(exposure !== "direct" && { exposure, namespace: { name: `mcp__${tool.server}`, aliases: [tool.server] } }),
@@ -95,26 +102,46 @@ export function piToolDefinition(pi: ExtensionAPI, tool: PiServerTool, exposure:
   } as ToolDefinition;
 }
 
+/** The sink Pi's entry gives the host: its registrations run in time slices (see registration-queue.ts). */
+export interface PiToolSink extends ToolSink {
+  /** Resolves once every registration queued so far has reached Pi. */
+  idle(): Promise<void>;
+  /** Every tool registered so far becomes active at once (registration goes on). */
+  activateRegistered(): void;
+  /** The session ended: what is still queued is dropped (Pi's API of that session is stale). */
+  close(): void;
+}
 
 /**
  * Registers bridged tools with Pi and withdraws the ones that went away.
  * `notice` tells the person once when Pi cannot honour a configured exposure.
- * `rendering` draws the tool rows (the MCP Observer UI).
+ * `rendering` draws the tool rows (the MCP Observer UI); `registered` is told of each tool that reached Pi.
  */
-export function piToolSink(pi: ExtensionAPI, notice: (text: string) => void = () => {}, rendering?: ToolRendering): ToolSink {
+export function piToolSink(
+  pi: ExtensionAPI,
+  notice: (text: string) => void = () => {},
+  rendering?: ToolRendering,
+  registered?: () => void,
+): PiToolSink {
   let warned = false;
   const supported = supportsExposure(pi);
+  const queue = new RegistrationQueue(pi, {
+    onError: (name, error) => notice(`Pi refused the MCP tool ${name}: ${error instanceof Error ? error.message : String(error)}`),
+    ...(registered && { onRegistered: registered }),
+  });
   /** Where Pi has no exposure, deferred and codemode tools are declared directly and hidden ones not registered (said once). */
   const exposureIn = (exposure: Exposure): Exposure | "skip" => {
     const effective = effectiveExposure(exposure, supported);
     if (effective !== exposure && !warned) {
       warned = true;
-      notice(`This Pi does not support tool exposure: MCP tools configured as deferred or codemode are offered directly, and hidden ones are not registered.`);
+      notice(
+        `This Pi does not support tool exposure: MCP tools configured as deferred or codemode are offered directly, and hidden ones are not registered.`,
+      );
     }
     return effective;
   };
   /** A direct tool that comes back after being withdrawn is declared to the model again; tool_search / codemode are active when some MCP tool is reached through them. */
-  const activate = (tools: readonly PiServerTool[]) => {
+  const activation = (tools: readonly PiServerTool[]) => {
     const direct: string[] = [];
     const reaching = new Set<string>();
     for (const tool of tools) {
@@ -123,27 +150,39 @@ export function piToolSink(pi: ExtensionAPI, notice: (text: string) => void = ()
       const reach = exposure === "skip" ? undefined : REACHING_TOOL[exposure];
       if (reach) reaching.add(reach);
     }
-    const active = new Set(pi.getActiveTools());
-    const available = new Set(pi.getAllTools().map((tool) => tool.name));
-    const missing = [...direct, ...[...reaching].filter((name) => available.has(name))].filter((name) => !active.has(name));
-    if (missing.length > 0) pi.setActiveTools([...active, ...missing]);
+    return { direct, reaching: [...reaching] };
   };
   return {
     register(tools) {
+      const queued: QueuedTool[] = [];
       for (const bridged of tools) {
         const exposure = exposureIn(bridged.exposure);
         if (exposure === "skip") continue;
-        pi.registerTool(piToolDefinition(pi, bridged, exposure, (args, options) => bridged.execute(args, options), rendering?.serverTool(bridged.server, bridged.tool.name, bridged.name)));
+        queued.push({
+          name: bridged.name,
+          definition: () =>
+            piToolDefinition(
+              pi,
+              bridged,
+              exposure,
+              (args, options) => bridged.execute(args, options),
+              rendering?.serverTool(bridged.server, bridged.tool.name, bridged.name),
+            ),
+        });
       }
-      activate(tools);
+      const { direct, reaching } = activation(tools);
+      queue.register(queued, direct, reaching);
     },
     adopt(tools) {
-      activate(tools);
+      const { direct, reaching } = activation(tools);
+      queue.activate(direct, reaching);
     },
     deactivate(names) {
-      const gone = new Set(names);
-      pi.setActiveTools(pi.getActiveTools().filter((name) => !gone.has(name)));
+      queue.deactivate(names);
     },
+    idle: () => queue.idle(),
+    activateRegistered: () => queue.activateRegistered(),
+    close: () => queue.close(),
   };
 }
 

@@ -8,14 +8,20 @@
  * `<agent dir>/pi-mcp/catalogs/` (0700) holds, each 0600:
  * - `index.json`: a random salt and one record per settings stamp
  *   (src/config/settings-stamp.ts) a session ran with: which catalogs it
- *   offered Pi, under which Pi names and exposures, and its Instruction
- *   Snapshot text. Records are keyed by the stamp hashed with the salt.
+ *   offered Pi, under which Pi names and exposures, its Instruction
+ *   Snapshot text, and whether it covers every server the first model
+ *   request of a run without a terminal UI would wait for (`complete`).
+ *   Records are keyed by the stamp hashed with the salt.
  * - `<fingerprint>.json`: one server's validated catalog (its tools as the
- *   server described them, its instructions, its counts), named by a keyed
- *   hash of everything that decides whether a connection may be reused: the
- *   resolved definition, the authentication identity, the declared
- *   capabilities, the project folder and trust (as the connection pool's
- *   key), the inherited environment and pi-mcp's version.
+ *   server described them, its instructions, its counts, and for a stdio
+ *   server found to speak the 2025 era only that verdict, `era`, so its next
+ *   connect skips the era probe: src/runtime/era.ts), named by a keyed
+ *   hash of the server's name and everything that decides whether a
+ *   connection may be reused: the resolved definition, the authentication
+ *   identity, the declared capabilities, the project folder and trust (as the
+ *   connection pool's key), the inherited environment and pi-mcp's version.
+ *   The name is part of it: two servers never share (and overwrite) one
+ *   file, however alike their definitions are.
  * No resolved value is stored: the stamp and the fingerprints are keyed
  * hashes, and a catalog that contains a value resolved from the settings is
  * not stored at all. A file that is not ours (another owner, a link, wider
@@ -28,13 +34,15 @@ import { join } from "node:path";
 import type { Tool } from "@modelcontextprotocol/client";
 import type { Exposure } from "../kernel/settings.ts";
 import type { CatalogTool } from "./catalog.ts";
+import type { EraVerdict } from "./era.ts";
 import { isRecord, parseJson } from "../safety/keys.ts";
 
 export const INDEX_FORMAT = "pi-mcp-catalog-index";
 export const CATALOG_FORMAT = "pi-mcp-catalog";
-export const CACHE_VERSION = 1;
+/** 2: catalog files are named by the server's name and its catalog identity (1 named them by the identity alone). */
+export const CACHE_VERSION = 2;
 /** Setting this variable to `0` (or `off`) turns the persisted catalogs off: nothing is read or written, tools appear as servers connect. */
-export const CACHE_SWITCH = "PI_MCP_CATALOG_CACHE";
+const CACHE_SWITCH = "PI_MCP_CATALOG_CACHE";
 
 const HEX64 = /^[0-9a-f]{64}$/;
 const EXPOSURES: readonly Exposure[] = ["direct", "deferred", "codemode", "hidden"];
@@ -65,6 +73,11 @@ export function keyed(salt: string, digest: string): string {
   return createHmac("sha256", salt).update(digest).digest("hex");
 }
 
+/** The fingerprint (file name) of server `server`'s catalog under `identity` (the host's catalogIdentity): its own, whatever other servers' definitions are. */
+export function catalogKey(salt: string, server: string, identity: string): string {
+  return keyed(salt, JSON.stringify([server, identity]));
+}
+
 /** How many tools (and, when they were listed, resources and templates) the server offered. */
 export interface CatalogCounts {
   readonly tools: number;
@@ -93,6 +106,8 @@ export interface CachedServer {
   readonly catalog: readonly CatalogEntry[];
   readonly instructions?: string;
   readonly counts: CatalogCounts;
+  /** That the server (stdio) speaks the 2025 era only, as its connection found: its next connect skips the era probe (era.ts). */
+  readonly era?: EraVerdict;
   /** Whether this server's catalog is the one a connection of `identity` (catalogIdentity in the host) would have. */
   matches(identity: string): boolean;
 }
@@ -104,6 +119,13 @@ export interface CachedStart {
   readonly servers: readonly CachedServer[];
   /** The Instruction Snapshot's text for these servers, appended to the system prompt (absent: nothing). */
   readonly prompt?: string;
+  /**
+   * Whether these catalogs cover every server the first model request of a
+   * run without a terminal UI would wait for (src/runtime/first-request.ts):
+   * then nothing is waited for, and a quick `pi -p` need not load the rest
+   * of pi-mcp before its first request.
+   */
+  readonly complete: boolean;
 }
 
 /** The index file as written (see the module comment). */
@@ -119,6 +141,8 @@ export interface StartRecord {
   readonly key: string;
   readonly savedAt: number;
   readonly prompt?: string;
+  /** Present (true) when the record covers every server the first request would wait for. */
+  readonly complete?: true;
   readonly servers: readonly RecordServer[];
 }
 
@@ -139,6 +163,12 @@ export interface CatalogFile {
   readonly instructions?: string;
   readonly counts: CatalogCounts;
   readonly tools: readonly Tool[];
+  readonly era?: EraVerdict;
+}
+
+/** A stored era verdict, when it is one we write: `{ kind: "legacy", at }`. */
+function isEraVerdict(value: unknown): value is EraVerdict {
+  return isRecord(value) && value.kind === "legacy" && isCount(value.at) && (value.at as number) > 0 && Object.keys(value).length === 2;
 }
 
 /** A file only we could have written: ours, a plain file (no link), no access for others. */
@@ -148,7 +178,7 @@ function ownedPrivately(info: { uid: number; mode: number }): boolean {
 }
 
 /** The folder's checks: ours, a folder, private. Anything else makes every file in it foreign. */
-export function privateFolder(agentDir: string): boolean {
+function privateFolder(agentDir: string): boolean {
   try {
     const info = lstatSync(catalogFolder(agentDir));
     return info.isDirectory() && ownedPrivately(info);
@@ -180,28 +210,53 @@ const isText = (value: unknown): value is string => typeof value === "string";
 const isCount = (value: unknown): value is number => Number.isSafeInteger(value) && (value as number) >= 0;
 
 function recordServer(value: unknown): RecordServer | undefined {
-  if (!isRecord(value) || !isText(value.name) || value.name === "" || !isText(value.catalog) || !HEX64.test(value.catalog) || !Array.isArray(value.tools)) return undefined;
+  if (
+    !isRecord(value) ||
+    !isText(value.name) ||
+    value.name === "" ||
+    !isText(value.catalog) ||
+    !HEX64.test(value.catalog) ||
+    !Array.isArray(value.tools)
+  )
+    return undefined;
   const tools: (readonly [string, string, Exposure])[] = [];
   for (const entry of value.tools) {
-    if (!Array.isArray(entry) || entry.length !== 3 || !isText(entry[0]) || !isText(entry[1]) || !EXPOSURES.includes(entry[2] as Exposure)) return undefined;
+    if (!Array.isArray(entry) || entry.length !== 3 || !isText(entry[0]) || !isText(entry[1]) || !EXPOSURES.includes(entry[2] as Exposure))
+      return undefined;
     tools.push([entry[0], entry[1], entry[2] as Exposure]);
   }
   return { name: value.name, catalog: value.catalog, tools };
 }
 
 function startRecord(value: unknown): StartRecord | undefined {
-  if (!isRecord(value) || !isText(value.key) || !HEX64.test(value.key) || !isCount(value.savedAt) || !Array.isArray(value.servers)) return undefined;
+  if (!isRecord(value) || !isText(value.key) || !HEX64.test(value.key) || !isCount(value.savedAt) || !Array.isArray(value.servers))
+    return undefined;
   if (value.prompt !== undefined && !isText(value.prompt)) return undefined;
+  if (value.complete !== undefined && value.complete !== true) return undefined;
   const servers = value.servers.map(recordServer);
   if (servers.some((server) => server === undefined)) return undefined;
-  return { key: value.key, savedAt: value.savedAt, ...(value.prompt !== undefined && { prompt: value.prompt }), servers: servers as RecordServer[] };
+  return {
+    key: value.key,
+    savedAt: value.savedAt,
+    ...(value.prompt !== undefined && { prompt: value.prompt }),
+    ...(value.complete === true && { complete: true as const }),
+    servers: servers as RecordServer[],
+  };
 }
 
 /** The index, when it is ours and whole; undefined for a missing, foreign or broken one (every record of it is ignored). */
 export function readIndex(agentDir: string): IndexFile | undefined {
   if (!privateFolder(agentDir)) return undefined;
   const data = readOwnFile(indexPath(agentDir), MAX_INDEX_BYTES);
-  if (!isRecord(data) || data.format !== INDEX_FORMAT || data.version !== CACHE_VERSION || !isText(data.salt) || !HEX64.test(data.salt) || !Array.isArray(data.starts)) return undefined;
+  if (
+    !isRecord(data) ||
+    data.format !== INDEX_FORMAT ||
+    data.version !== CACHE_VERSION ||
+    !isText(data.salt) ||
+    !HEX64.test(data.salt) ||
+    !Array.isArray(data.starts)
+  )
+    return undefined;
   const starts = data.starts.map(startRecord);
   if (starts.some((start) => start === undefined)) return undefined;
   return { format: INDEX_FORMAT, version: CACHE_VERSION, salt: data.salt, starts: starts as StartRecord[] };
@@ -212,7 +267,8 @@ function storedTool(value: unknown): value is Tool {
   if (!isRecord(value) || !isText(value.name) || value.name === "") return false;
   if (value.description !== undefined && !isText(value.description)) return false;
   if (value.title !== undefined && !isText(value.title)) return false;
-  for (const field of ["inputSchema", "outputSchema", "annotations", "_meta"]) if (value[field] !== undefined && !isRecord(value[field])) return false;
+  for (const field of ["inputSchema", "outputSchema", "annotations", "_meta"])
+    if (value[field] !== undefined && !isRecord(value[field])) return false;
   return true;
 }
 
@@ -220,11 +276,24 @@ function storedTool(value: unknown): value is Tool {
 export function readCatalog(agentDir: string, fingerprint: string, server: string): CatalogFile | undefined {
   if (!HEX64.test(fingerprint)) return undefined;
   const data = readOwnFile(catalogPath(agentDir, fingerprint), MAX_CATALOG_BYTES);
-  if (!isRecord(data) || data.format !== CATALOG_FORMAT || data.version !== CACHE_VERSION || data.catalog !== fingerprint || data.server !== server) return undefined;
+  if (
+    !isRecord(data) ||
+    data.format !== CATALOG_FORMAT ||
+    data.version !== CACHE_VERSION ||
+    data.catalog !== fingerprint ||
+    data.server !== server
+  )
+    return undefined;
   if (!isCount(data.savedAt) || !Array.isArray(data.tools) || !data.tools.every(storedTool) || !isRecord(data.counts)) return undefined;
   if (data.instructions !== undefined && !isText(data.instructions)) return undefined;
+  if (data.era !== undefined && !isEraVerdict(data.era)) return undefined;
   const counts = data.counts;
-  if (counts.tools !== data.tools.length || (counts.resources !== undefined && !isCount(counts.resources)) || (counts.resourceTemplates !== undefined && !isCount(counts.resourceTemplates))) return undefined;
+  if (
+    counts.tools !== data.tools.length ||
+    (counts.resources !== undefined && !isCount(counts.resources)) ||
+    (counts.resourceTemplates !== undefined && !isCount(counts.resourceTemplates))
+  )
+    return undefined;
   return data as unknown as CatalogFile;
 }
 
@@ -265,8 +334,9 @@ function startFromRecord(agentDir: string, salt: string, record: StartRecord): C
       catalog,
       ...(file.instructions !== undefined && { instructions: file.instructions }),
       counts: file.counts,
-      matches: (identity) => keyed(salt, identity) === fingerprint,
+      ...(file.era && { era: file.era }),
+      matches: (identity) => catalogKey(salt, entry.name, identity) === fingerprint,
     });
   }
-  return { source: "files", servers, ...(record.prompt !== undefined && { prompt: record.prompt }) };
+  return { source: "files", servers, ...(record.prompt !== undefined && { prompt: record.prompt }), complete: record.complete === true };
 }

@@ -12,6 +12,7 @@ import { chmod, lstat, mkdir, readdir, rm } from "node:fs/promises";
 import { join } from "node:path";
 import { STALE_LOCK_MS, withFileLock, writeAtomically } from "../config/atomic-file.ts";
 import { PiMcpError, describeError } from "../kernel/errors.ts";
+import type { EraVerdict } from "./era.ts";
 import {
   CACHE_VERSION,
   CATALOG_FORMAT,
@@ -19,6 +20,7 @@ import {
   catalogFolder,
   catalogPath,
   indexPath,
+  catalogKey,
   keyed,
   readCatalog,
   readIndex,
@@ -32,17 +34,19 @@ import {
 } from "./catalog-cache.ts";
 
 /** Records of this many settings stamps are kept (the newest); their catalogs stay, the others' files go. */
-export const MAX_RECORDS = 64;
+const MAX_RECORDS = 64;
 
 /** One server of a session as the host would offer it again: its catalog and what Pi was given of it. */
 export interface SnapshotServer {
   readonly name: string;
-  /** The catalog's identity (unsalted; the host's catalogIdentity): the file is named by its keyed hash. */
+  /** The catalog's identity (unsalted; the host's catalogIdentity): the file is named by a keyed hash of it and the server's name. */
   readonly identity: string;
   readonly catalog: readonly CatalogEntry[];
   readonly tools: readonly CachedTool[];
   readonly instructions?: string;
   readonly counts: CatalogCounts;
+  /** The connection's era verdict (era.ts), kept with the catalog. */
+  readonly era?: EraVerdict;
 }
 
 /** What a session offers Pi, to be found again by the next session with the same settings stamp. */
@@ -51,6 +55,8 @@ export interface StartSnapshot {
   readonly digest: string;
   readonly prompt?: string;
   readonly servers: readonly SnapshotServer[];
+  /** Whether `servers` cover every server the first model request of a run without a terminal UI would wait for. */
+  readonly complete: boolean;
 }
 
 const CATALOG_FILE = /^[0-9a-f]{64}\.json$/;
@@ -66,12 +72,24 @@ export class CatalogStore {
   /** Records `snapshot` (and writes the catalogs it names that are not stored as they are). */
   async save(snapshot: StartSnapshot): Promise<void> {
     const folder = await this.privateFolder();
-    const lockFailed = (cause: unknown) => new PiMcpError("lock_timeout", `${indexPath(this.agentDir)} is locked by another writer (${describeError(cause)})`, { cause });
+    const lockFailed = (cause: unknown) =>
+      new PiMcpError("lock_timeout", `${indexPath(this.agentDir)} is locked by another writer (${describeError(cause)})`, { cause });
     await withFileLock(indexPath(this.agentDir), { followLinks: false, lockFailed }, async (index) => {
-      const current = readIndex(this.agentDir) ?? { format: INDEX_FORMAT, version: CACHE_VERSION, salt: randomBytes(32).toString("hex"), starts: [] };
+      const current = readIndex(this.agentDir) ?? {
+        format: INDEX_FORMAT,
+        version: CACHE_VERSION,
+        salt: randomBytes(32).toString("hex"),
+        starts: [],
+      };
       const servers: RecordServer[] = [];
       for (const server of snapshot.servers) servers.push(await this.writeCatalog(current.salt, server));
-      const record: StartRecord = { key: keyed(current.salt, snapshot.digest), savedAt: Date.now(), ...(snapshot.prompt !== undefined && { prompt: snapshot.prompt }), servers };
+      const record: StartRecord = {
+        key: keyed(current.salt, snapshot.digest),
+        savedAt: Date.now(),
+        ...(snapshot.prompt !== undefined && { prompt: snapshot.prompt }),
+        ...(snapshot.complete && { complete: true as const }),
+        servers,
+      };
       const others = current.starts.filter((start) => start.key !== record.key);
       const starts = [record, ...others].sort((a, b) => b.savedAt - a.savedAt).slice(0, MAX_RECORDS);
       const next: IndexFile = { format: INDEX_FORMAT, version: CACHE_VERSION, salt: current.salt, starts };
@@ -86,14 +104,15 @@ export class CatalogStore {
     await mkdir(folder, { recursive: true, mode: 0o700 });
     const info = await lstat(folder);
     const uid = process.getuid?.();
-    if (!info.isDirectory() || (uid !== undefined && info.uid !== uid)) throw new PiMcpError("failed", `${folder} is not a folder of this user: no catalog is kept`);
+    if (!info.isDirectory() || (uid !== undefined && info.uid !== uid))
+      throw new PiMcpError("unsafe_folder", `${folder} is not a folder of this user: no catalog is kept`);
     if ((info.mode & 0o077) !== 0) await chmod(folder, 0o700);
     return folder;
   }
 
   /** Writes one server's catalog unless the same one is stored; returns its record entry. */
   private async writeCatalog(salt: string, server: SnapshotServer): Promise<RecordServer> {
-    const fingerprint = keyed(salt, server.identity);
+    const fingerprint = catalogKey(salt, server.name, server.identity);
     const file: CatalogFile = {
       format: CATALOG_FORMAT,
       version: CACHE_VERSION,
@@ -103,10 +122,16 @@ export class CatalogStore {
       ...(server.instructions !== undefined && { instructions: server.instructions }),
       counts: server.counts,
       tools: server.catalog.map((entry) => entry.tool),
+      ...(server.era && { era: server.era }),
     };
     const stored = readCatalog(this.agentDir, fingerprint, server.name);
-    if (!stored || !sameCatalog(stored, file)) await writeAtomically(catalogPath(this.agentDir, fingerprint), `${JSON.stringify(file)}\n`, 0o600);
-    return { name: server.name, catalog: fingerprint, tools: server.tools.map((tool) => [tool.piName, tool.tool.name, tool.exposure] as const) };
+    if (!stored || !sameCatalog(stored, file))
+      await writeAtomically(catalogPath(this.agentDir, fingerprint), `${JSON.stringify(file)}\n`, 0o600);
+    return {
+      name: server.name,
+      catalog: fingerprint,
+      tools: server.tools.map((tool) => [tool.piName, tool.tool.name, tool.exposure] as const),
+    };
   }
 
   /** Catalog files no record names, and temporary files of writers that died, are removed (under the index lock). */
@@ -116,11 +141,17 @@ export class CatalogStore {
     for (const name of await readdir(folder)) {
       const path = join(folder, name);
       if (CATALOG_FILE.test(name) && !named.has(name)) await rm(path, { force: true });
-      else if (CATALOG_TEMPORARY.test(name) && ((await lstat(path).catch(() => undefined))?.mtimeMs ?? Infinity) < stale) await rm(path, { force: true });
+      else if (CATALOG_TEMPORARY.test(name) && ((await lstat(path).catch(() => undefined))?.mtimeMs ?? Infinity) < stale)
+        await rm(path, { force: true });
     }
   }
 }
 
 function sameCatalog(a: CatalogFile, b: CatalogFile): boolean {
-  return a.instructions === b.instructions && JSON.stringify(a.counts) === JSON.stringify(b.counts) && JSON.stringify(a.tools) === JSON.stringify(b.tools);
+  return (
+    a.instructions === b.instructions &&
+    JSON.stringify(a.counts) === JSON.stringify(b.counts) &&
+    JSON.stringify(a.era) === JSON.stringify(b.era) &&
+    JSON.stringify(a.tools) === JSON.stringify(b.tools)
+  );
 }

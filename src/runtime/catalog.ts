@@ -13,7 +13,7 @@ import { invalidHeaderMarking } from "./header-declarations.ts";
 import { PiMcpError } from "../kernel/errors.ts";
 import { MAX_NESTING_DEPTH } from "../kernel/limits.ts";
 import type { Redactor } from "../kernel/types.ts";
-import { requestFailure } from "./errors.ts";
+import { isNamedFailure, requestFailure } from "./errors.ts";
 import { ANY_RESULT, isMethodNotFound, type CatalogItem, type OptionalListMethod, type ResourceListMethod } from "../kernel/protocol.ts";
 import { collectPages } from "./paging.ts";
 
@@ -46,7 +46,7 @@ export async function listOptional(client: Client, method: OptionalListMethod, r
         timeout: request.timeoutMs,
         ...(request.signal && { signal: request.signal }),
       })) as Record<string, unknown>;
-      if (!Array.isArray(page[key])) throw new PiMcpError("failed", `${label} returned no ${key} array`);
+      if (!Array.isArray(page[key])) throw new PiMcpError("invalid_response", `${label} returned no ${key} array`);
       const items = (page[key] as unknown[]).filter(isRecord);
       return { items, nextCursor: typeof page.nextCursor === "string" ? page.nextCursor : undefined };
     });
@@ -55,8 +55,12 @@ export async function listOptional(client: Client, method: OptionalListMethod, r
       request.notImplemented?.(method);
       return [];
     }
-    if (error instanceof PiMcpError && !request.signal?.aborted) throw error; // already named (a paging problem)
-    throw requestFailure(label, error, { timeoutMs: request.timeoutMs, redact: request.redact, ...(request.signal && { signal: request.signal }) });
+    if (isNamedFailure(error) && !request.signal?.aborted) throw error; // already named (a paging problem)
+    throw requestFailure(label, error, {
+      timeoutMs: request.timeoutMs,
+      redact: request.redact,
+      ...(request.signal && { signal: request.signal }),
+    });
   }
 }
 
@@ -94,10 +98,24 @@ export class ResourceCatalog {
     await Promise.allSettled([this.get("resources/list"), this.get("resources/templates/list")]);
   }
 
-  /** The server said its resources changed: both lists are fetched again, and readers get the new answers. */
-  refresh(): Promise<void> {
+  /**
+   * The server said its resources changed: both lists are fetched again, and
+   * readers get the new answers. Says whether they differ from the ones
+   * before (a list that failed before or now counts as changed).
+   */
+  async refresh(): Promise<boolean> {
+    const before = await this.answers();
     this.lists.clear();
-    return this.load();
+    await this.load();
+    const after = await this.answers();
+    return before === undefined || after === undefined || before !== after;
+  }
+
+  /** Both lists as one JSON text, once they have settled; undefined when one failed. */
+  private async answers(): Promise<string | undefined> {
+    const methods: ResourceListMethod[] = ["resources/list", "resources/templates/list"];
+    const lists = await Promise.all(methods.map((method) => (this.lists.get(method) ?? Promise.resolve([])).catch(() => undefined)));
+    return lists.includes(undefined) ? undefined : JSON.stringify(lists);
   }
 }
 
@@ -109,7 +127,7 @@ export class ResourceCatalog {
  * 470 nested properties, ~950 levels; a deeper one fails only its own tool,
  * at call time.)
  */
-export const MAX_DEFINITION_DEPTH = MAX_NESTING_DEPTH;
+const MAX_DEFINITION_DEPTH = MAX_NESTING_DEPTH;
 
 /** A validated tool with the JSON of its definition (what Pi is given; a change of it re-registers the tool). */
 export interface CatalogTool {
@@ -136,7 +154,9 @@ export interface ToolListRequest {
 export async function listTools(client: Client, request: ToolListRequest): Promise<CatalogTool[]> {
   const leftOut = (tool: Tool, why: string) => request.log(`[pi-mcp] left out tool ${JSON.stringify(tool.name)}: ${why}\n`);
   const tools = await collectPages(`${request.server} tools/list`, async (cursor) => {
-    const page = (await client.request({ method: "tools/list", params: cursor === undefined ? {} : { cursor } }, ANY_RESULT, { timeout: request.timeoutMs })) as {
+    const page = (await client.request({ method: "tools/list", params: cursor === undefined ? {} : { cursor } }, ANY_RESULT, {
+      timeout: request.timeoutMs,
+    })) as {
       tools?: unknown;
       nextCursor?: string;
     };
@@ -159,10 +179,11 @@ export async function listTools(client: Client, request: ToolListRequest): Promi
 
 /** Keeps every tool with a usable name; schemas are checked only when a tool is used. */
 function namedTools(value: unknown, log: (text: string) => void): Tool[] {
-  if (!Array.isArray(value)) throw new PiMcpError("failed", "tools/list returned no tools array");
+  if (!Array.isArray(value)) throw new PiMcpError("invalid_response", "tools/list returned no tools array");
   const tools: Tool[] = [];
   for (const tool of value) {
-    if (typeof tool === "object" && tool !== null && typeof (tool as Tool).name === "string" && (tool as Tool).name !== "") tools.push(tool as Tool);
+    if (typeof tool === "object" && tool !== null && typeof (tool as Tool).name === "string" && (tool as Tool).name !== "")
+      tools.push(tool as Tool);
     else log("[pi-mcp] skipped a tool without a name\n");
   }
   return tools;
@@ -175,7 +196,12 @@ function namedTools(value: unknown, log: (text: string) => void): Tool[] {
 function meantForModel(tool: Tool, leftOut: (tool: Tool, why: string) => void): boolean {
   const audiences = visibilityAudiences((tool._meta as { ui?: { visibility?: unknown } } | undefined)?.ui?.visibility);
   if (audiences === "everyone" || audiences?.includes("model")) return true;
-  leftOut(tool, audiences ? "its _meta.ui.visibility is for the app only, not the model" : "its _meta.ui.visibility names no audience pi-mcp can read, so it is not known to be for the model");
+  leftOut(
+    tool,
+    audiences
+      ? "its _meta.ui.visibility is for the app only, not the model"
+      : "its _meta.ui.visibility names no audience pi-mcp can read, so it is not known to be for the model",
+  );
   return false;
 }
 
@@ -257,10 +283,5 @@ export class ServerCatalog {
   tool(name: string): CatalogTool | undefined {
     this.byName ??= new Map(this.toolsValue.map((entry) => [entry.tool.name, entry]));
     return this.byName.get(name);
-  }
-
-  /** The tools' MCP names. */
-  toolNames(): string[] {
-    return this.tools.map((entry) => entry.tool.name);
   }
 }

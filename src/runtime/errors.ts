@@ -1,22 +1,41 @@
-import { describeError, PiMcpError } from "../kernel/errors.ts";
+import { codeInCauses, describeError, PiMcpError, type PiMcpErrorCode } from "../kernel/errors.ts";
 import type { Redactor } from "../kernel/types.ts";
 import { safeText } from "../safety/text.ts";
-import { InsufficientScopeError, OAuthClientFlowError, OAuthError, SdkError, SdkErrorCode, SdkHttpError, UnauthorizedError, UnsupportedProtocolVersionError } from "@modelcontextprotocol/client";
+import {
+  InsufficientScopeError,
+  OAuthClientFlowError,
+  OAuthError,
+  SdkError,
+  SdkErrorCode,
+  SdkHttpError,
+  UnauthorizedError,
+  UnsupportedProtocolVersionError,
+} from "@modelcontextprotocol/client";
 
 /** How a failed connect or a lost connection should be handled. */
 export type FailureKind = "retryable" | "auth" | "client_registration" | "unsupported_protocol" | "terminal";
 
+/** The codes of the auth machinery's errors (plugins/auth-oauth/errors.ts). */
+const AUTH_CODES = ["needs_auth", "needs_client_registration", "credential_store"] as const satisfies readonly PiMcpErrorCode[];
+
 /**
- * The connection state an OAuth failure asks for: errors of the auth machinery
- * (src/auth/errors.ts) carry `authState`, also when wrapped as a `cause`
- * (a plugin hook error) or passed through the SDK's transport seams.
+ * The connection state an OAuth failure asks for: the code of an error of the
+ * auth machinery, also when wrapped as a `cause` (a plugin hook error) or
+ * passed through the SDK's transport seams (an unusable credential store
+ * needs authorization too).
  */
 export function authStateOf(error: unknown): "needs_auth" | "needs_client_registration" | undefined {
-  for (let current = error, depth = 0; current instanceof Error && depth < 5; current = current.cause, depth++) {
-    const state = (current as { authState?: unknown }).authState;
-    if (state === "needs_auth" || state === "needs_client_registration") return state;
-  }
-  return undefined;
+  const code = codeInCauses(error, AUTH_CODES);
+  return code === "credential_store" ? "needs_auth" : code;
+}
+
+/**
+ * An error pi-mcp already phrased for the request (not connected, a paging
+ * problem, a plugin's hook): passed on as it is. An error of the auth
+ * machinery is not: it is classified (and named) by the request it ended.
+ */
+export function isNamedFailure(error: unknown): error is PiMcpError {
+  return error instanceof PiMcpError && !(AUTH_CODES as readonly PiMcpErrorCode[]).includes(error.code);
 }
 
 /**
@@ -62,19 +81,31 @@ export function isExpiredSession(error: unknown, hadSession: boolean): boolean {
 }
 
 export function isConnectionLost(error: unknown): boolean {
-  if (error instanceof SdkError) return error.code === SdkErrorCode.ConnectionClosed || error.code === SdkErrorCode.NotConnected || error.code === SdkErrorCode.SendFailed;
+  if (error instanceof SdkError)
+    return (
+      error.code === SdkErrorCode.ConnectionClosed || error.code === SdkErrorCode.NotConnected || error.code === SdkErrorCode.SendFailed
+    );
   return error instanceof Error && error.message === "Not connected";
 }
 
 /** The SDK's own check of `maxTotalTimeout` (made when progress arrives after the deadline). */
 function isPastTotalTimeout(error: unknown): boolean {
-  return isTimeout(error) && (error as SdkError).data !== undefined && typeof ((error as SdkError).data as { maxTotalTimeout?: unknown }).maxTotalTimeout === "number";
+  return (
+    isTimeout(error) &&
+    (error as SdkError).data !== undefined &&
+    typeof ((error as SdkError).data as { maxTotalTimeout?: unknown }).maxTotalTimeout === "number"
+  );
 }
 
-export function isTimeout(error: unknown): boolean {
+function isTimeout(error: unknown): boolean {
   return error instanceof SdkError && error.code === SdkErrorCode.RequestTimeout;
 }
 
+/** A server reconnecting after an unexpected close: why it closed (redacted already), and the retry in progress ("retry 1 of 2 in 1 s"). */
+export interface Reconnection {
+  readonly cause?: string;
+  readonly retry: string;
+}
 
 /**
  * A failed MCP request as one error that names it (`label`): cancelled (the
@@ -92,19 +123,39 @@ export function requestFailure(
     readonly deadline?: { readonly ms: number; readonly signal: AbortSignal };
     readonly during?: string;
     readonly closeCause?: Error | undefined;
+    /** The server is reconnecting after the close that ended the request: why it closed, and the retry in progress. */
+    readonly reconnecting?: Reconnection | undefined;
   },
 ): PiMcpError {
-  if (how.signal?.aborted) return new PiMcpError("failed", `${label} was cancelled`, { cause: error });
+  if (how.signal?.aborted) return new PiMcpError("cancelled", `${label} was cancelled`, { cause: error });
   if (how.deadline && (how.deadline.signal.aborted || isPastTotalTimeout(error))) {
-    return new PiMcpError("failed", `${label} took longer than its total deadline of ${how.deadline.ms} ms (requestDeadlineMs; progress does not extend it)`, { cause: error });
+    return new PiMcpError(
+      "deadline_exceeded",
+      `${label} took longer than its total deadline of ${how.deadline.ms} ms (requestDeadlineMs; progress does not extend it)`,
+      { cause: error },
+    );
   }
-  if (isTimeout(error)) return new PiMcpError("failed", `${label} timed out after ${how.timeoutMs} ms`, { cause: error });
+  if (isTimeout(error)) return new PiMcpError("timed_out", `${label} timed out after ${how.timeoutMs} ms`, { cause: error });
   // The transport closed the connection for a reason of its own (a message over the size cap): that reason, not "lost".
   if (isConnectionLost(error) && how.closeCause) {
-    return new PiMcpError("connection_failed", safeText(`${label} failed: ${how.closeCause.message}; the connection was closed`, how.redact), { cause: error });
+    return new PiMcpError(
+      "connection_failed",
+      safeText(`${label} failed: ${how.closeCause.message}; the connection was closed`, how.redact),
+      { cause: error },
+    );
   }
   if (isConnectionLost(error)) {
-    return new PiMcpError("connection_failed", `${label} failed: the server's connection was lost${how.during ? ` ${how.during}` : ""}`, { cause: error });
+    const during = how.during ? ` ${how.during}` : "";
+    const reconnecting = how.reconnecting
+      ? `${how.reconnecting.cause ? ` (${how.reconnecting.cause})` : ""}; it is reconnecting (${how.reconnecting.retry})`
+      : "";
+    return new PiMcpError(
+      "connection_failed",
+      safeText(`${label} failed: the server's connection was lost${during}${reconnecting}`, how.redact),
+      {
+        cause: error,
+      },
+    );
   }
-  return new PiMcpError("failed", safeText(`${label} failed: ${describeError(error)}`, how.redact), { cause: error });
+  return new PiMcpError("request_failed", safeText(`${label} failed: ${describeError(error)}`, how.redact), { cause: error });
 }

@@ -45,7 +45,10 @@ export function explainConnectFailure(error: unknown, context: FailureContext): 
   if (context.evidence?.exit) return `the server process ${context.evidence.exit} while connecting${stderr}`;
   const spawn = spawnProblem(error);
   if (spawn) return spawn;
-  if (error instanceof ConnectTimeoutError || (error instanceof SdkError && error.code === SdkErrorCode.RequestTimeout && context.phase !== LISTING)) {
+  if (
+    error instanceof ConnectTimeoutError ||
+    (error instanceof SdkError && error.code === SdkErrorCode.RequestTimeout && context.phase !== LISTING)
+  ) {
     return (
       `connecting took longer than ${context.connectTimeoutMs} ms (connectTimeoutMs) while ${context.phase}${stderr}. ` +
       "A server that needs longer to start (a first `npx -y` run downloads its package) needs a higher connectTimeoutMs in its definition"
@@ -55,14 +58,15 @@ export function explainConnectFailure(error: unknown, context: FailureContext): 
     return `the URL answered, but not with an event stream (${firstLine(plainWords(error), context.redact)}): is it the server's SSE endpoint?`;
   }
   const status = httpStatusOf(error);
-  if (status !== undefined) return `the server answered HTTP ${status}${STATUS_CODES[status] ? ` ${STATUS_CODES[status]}` : ""} (${firstLine(plainWords(error), context.redact)})`;
+  if (status !== undefined)
+    return `the server answered HTTP ${status}${STATUS_CODES[status] ? ` ${STATUS_CODES[status]}` : ""} (${firstLine(plainWords(error), context.redact)})`;
   const network = networkProblem(error);
   if (network) return `could not reach ${context.target ?? "the server"}: ${network}`;
   return `${firstLine(plainWords(error), context.redact)}${stderr}`;
 }
 
 /** The most characters of an error's own words (a server's error page, an HTML body) a cause quotes. */
-export const ERROR_WORDS_CHARS = 200;
+const ERROR_WORDS_CHARS = 200;
 
 /**
  * An error's words without the SDK's "Version negotiation probe failed: "
@@ -105,7 +109,8 @@ function stderrTail(evidence: TransportEvidence | undefined, redact: Redactor): 
 /** Stack frames, lone brackets and runtime banners say nothing about the cause. */
 const NOISE = /^(?:$|at\s|[{}()[\]^~,;]+$|Node\.js v\d|Traceback \(most recent call last\))/;
 /** A line that names a problem: where the quoted lines start when there is one. */
-const PROBLEM = /\b(?:\w*Error|\w*Exception|error|fatal|panic|cannot|can't|could not|failed|denied|refused|not found|no such|missing|invalid|unknown)\b/i;
+const PROBLEM =
+  /\b(?:\w*Error|\w*Exception|error|fatal|panic|cannot|can't|could not|failed|denied|refused|not found|no such|missing|invalid|unknown)\b/i;
 
 /**
  * The lines of a stderr tail worth quoting: noise dropped, from the last
@@ -122,7 +127,8 @@ function telling(lines: readonly string[]): string[] {
 /** Errors and their causes, outermost first (bounded: a cause chain can be circular). */
 function causes(error: unknown): Error[] {
   const chain: Error[] = [];
-  for (let current = error; current instanceof Error && chain.length < 8 && !chain.includes(current); current = current.cause) chain.push(current);
+  for (let current = error; current instanceof Error && chain.length < 8 && !chain.includes(current); current = current.cause)
+    chain.push(current);
   return chain;
 }
 
@@ -130,7 +136,9 @@ type SystemError = Error & { code?: unknown; syscall?: unknown; path?: unknown; 
 
 /** A program that could not be started (`spawn … ENOENT`): which one, and why. */
 function spawnProblem(error: unknown): string | undefined {
-  const failed = causes(error).find((each) => typeof (each as SystemError).syscall === "string" && String((each as SystemError).syscall).startsWith("spawn")) as SystemError | undefined;
+  const failed = causes(error).find(
+    (each) => typeof (each as SystemError).syscall === "string" && String((each as SystemError).syscall).startsWith("spawn"),
+  ) as SystemError | undefined;
   if (!failed) return undefined;
   const code = typeof failed.code === "string" ? failed.code : "";
   const program = typeof failed.path === "string" ? JSON.stringify(failed.path) : "the server's command";
@@ -159,7 +167,8 @@ function networkProblem(error: unknown): string | undefined {
   const system = chain.findLast((each) => /^E[A-Z0-9]+$/.test(String((each as SystemError).code))) as SystemError | undefined;
   const tls = chain.find((each) => /^ERR_SSL_/.test(String((each as SystemError).code))) as SystemError | undefined;
   if (tls) return `the TLS handshake failed (${String(tls.code)}): is it a plain http:// server?`;
-  if (system && typeof system.address === "string") return `${String(system.code)} ${system.address}${system.port !== undefined ? `:${String(system.port)}` : ""}`;
+  if (system && typeof system.address === "string")
+    return `${String(system.code)} ${system.address}${system.port !== undefined ? `:${String(system.port)}` : ""}`;
   if (system) return describeError(system).replace(/^getaddrinfo /, "");
   // The SSE transport folds its cause into its message: "SSE error: TypeError: fetch failed: connect ECONNREFUSED 127.0.0.1:1".
   const messages = chain.map((each) => each.message).join(" ");

@@ -26,13 +26,16 @@ export async function collectPages<T>(what: string, fetchPage: (cursor: string |
     const result = await fetchPage(cursor);
     bytes += jsonLength(result.items);
     if (bytes > MAX_CATALOG_BYTES) {
-      throw new PiMcpError("failed", `${what}: the list is larger than the ${formatLimit(MAX_CATALOG_BYTES)} catalog-size limit (after ${page} pages)`);
+      throw new PiMcpError(
+        "catalog_too_large",
+        `${what}: the list is larger than the ${formatLimit(MAX_CATALOG_BYTES)} catalog-size limit (after ${page} pages)`,
+      );
     }
     for (const item of result.items) items.push(item); // not push(...items): a page of a million items would overflow the call stack
     const next = result.nextCursor;
     if (next === undefined || next === null || next === "") return items;
-    if (seen.has(next)) throw new PiMcpError("failed", `${what}: the server repeated a pagination cursor (page ${page + 1})`);
-    if (page >= MAX_CATALOG_PAGES) throw new PiMcpError("failed", `${what}: more than ${MAX_CATALOG_PAGES} pages`);
+    if (seen.has(next)) throw new PiMcpError("invalid_response", `${what}: the server repeated a pagination cursor (page ${page + 1})`);
+    if (page >= MAX_CATALOG_PAGES) throw new PiMcpError("catalog_too_large", `${what}: more than ${MAX_CATALOG_PAGES} pages`);
     seen.add(next);
     cursor = next;
   }

@@ -1,7 +1,20 @@
 // A leaf (no validator loaded): the Pi entry registers tools from known catalogs with it while Pi loads the extension.
 
 /** Keywords whose value is one subschema, a list of them, or a map of them (JSON Schema 2020-12 and draft-07). */
-const ONE_SCHEMA = ["additionalProperties", "additionalItems", "items", "contains", "not", "if", "then", "else", "propertyNames", "unevaluatedItems", "unevaluatedProperties", "contentSchema"];
+const ONE_SCHEMA = [
+  "additionalProperties",
+  "additionalItems",
+  "items",
+  "contains",
+  "not",
+  "if",
+  "then",
+  "else",
+  "propertyNames",
+  "unevaluatedItems",
+  "unevaluatedProperties",
+  "contentSchema",
+];
 const SCHEMA_LIST = ["allOf", "anyOf", "oneOf", "prefixItems", "items"];
 const SCHEMA_MAP = ["properties", "$defs", "definitions", "dependentSchemas", "dependencies"];
 
@@ -20,7 +33,9 @@ export function schemaForPi<T>(schema: T): T {
     let copy: unknown[] | undefined;
     schema.forEach((item, index) => {
       const mapped = schemaForPi(item);
-      if (mapped !== item) (copy ??= [...schema])[index] = mapped;
+      if (mapped === item) return;
+      copy ??= [...schema];
+      copy[index] = mapped;
     });
     return (copy ?? schema) as T;
   }
@@ -35,7 +50,8 @@ export function schemaForPi<T>(schema: T): T {
   if (typeof source.pattern === "string") change("pattern", undefined);
   if (Object.hasOwn(source, "patternProperties")) {
     change("patternProperties", undefined);
-    for (const key of ["additionalProperties", "unevaluatedProperties"]) if (Object.hasOwn(source, key) && source[key] !== true) change(key, undefined);
+    for (const key of ["additionalProperties", "unevaluatedProperties"])
+      if (Object.hasOwn(source, key) && source[key] !== true) change(key, undefined);
   }
   for (const key of new Set([...ONE_SCHEMA, ...SCHEMA_LIST])) {
     if (!Object.hasOwn(source, key) || (copy && !Object.hasOwn(copy, key))) continue;

@@ -1,5 +1,6 @@
 import { createHash } from "node:crypto";
 import { inBackground } from "../kernel/async.ts";
+import { killTreeOf } from "../safety/process-tree.ts";
 import type { CachedStart } from "./catalog-cache.ts";
 import type { ServerConnection } from "./connection.ts";
 
@@ -146,11 +147,7 @@ export function poolKey(parts: {
   return createHash("sha256").update(JSON.stringify(parts)).digest("hex");
 }
 
-/** Kills a server process that must not outlive its host; one already gone is fine. */
+/** Kills a server process that must not outlive its host, with its whole process tree when pi-mcp started it; one already gone is fine. */
 export function killQuietly(pid: number): void {
-  try {
-    process.kill(pid, "SIGKILL");
-  } catch {
-    // already gone
-  }
+  killTreeOf(pid);
 }

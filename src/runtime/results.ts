@@ -12,10 +12,18 @@ import type { ToolOutcome } from "../kernel/services.ts";
 import type { ContentBlock, HostContext, MappedBlock, MappedResult, PiContent, ResultContext } from "../kernel/types.ts";
 import { extensionFor, writePrivateFile } from "../config/private-files.ts";
 import { cutNesting } from "../safety/json.ts";
+import { ResultImages } from "./result-images.ts";
+import { Turns } from "../kernel/async.ts";
+
+/** Blocks mapped at once: a file-saving mapper (audio) overlaps its writes, and no more than these are in flight. */
+const BLOCKS_IN_FLIGHT = 16;
+/** How long mapping may hold the event loop before it lets Pi's input and other servers in. */
+const TURN_MS = 20;
 
 export class HostResults implements ResultPipeline {
   private readonly kernel: PluginKernel;
   private readonly host: () => HostContext;
+  private readonly images = new ResultImages();
 
   // Fields written out (no parameter properties): Node's type stripping can load this file as it is.
   constructor(kernel: PluginKernel, host: () => HostContext) {
@@ -30,11 +38,27 @@ export class HostResults implements ResultPipeline {
       server: origin.server,
       operation: origin.operation,
       raw,
-      saveFile: (bytes, hint) => writePrivateFile(host.privateDir, "content", `${hint.name ?? "content"}${extensionFor(hint.mimeType)}`, bytes),
+      saveFile: (bytes, hint) =>
+        writePrivateFile(host.privateDir, "content", `${hint.name ?? "content"}${extensionFor(hint.mimeType)}`, bytes),
     };
-    const sources = Array.isArray(raw.content) ? raw.content.filter(isBlock) : [];
-    const blocks = await Promise.all(sources.map((source) => this.mapBlock(source, context)));
+    const blocks = await this.mapBlocks(Array.isArray(raw.content) ? raw.content : [], context);
     return this.kernel.hooks.mapResult.promise({ blocks, trailer: [], details, isError: raw.isError === true }, context);
+  }
+
+  /**
+   * Maps the blocks in order, BLOCKS_IN_FLIGHT at a time: a result of
+   * hundreds of thousands of blocks holds only the mapped blocks, not a
+   * pending mapping of each, and yields to the event loop every TURN_MS.
+   */
+  private async mapBlocks(sources: readonly unknown[], context: ResultContext): Promise<MappedBlock[]> {
+    const blocks: MappedBlock[] = [];
+    const turns = new Turns(TURN_MS);
+    for (let start = 0; start < sources.length; start += BLOCKS_IN_FLIGHT) {
+      const batch = sources.slice(start, start + BLOCKS_IN_FLIGHT).filter(isBlock);
+      blocks.push(...(await Promise.all(batch.map((source) => this.mapBlock(source, context)))));
+      if (turns.due()) await turns.pause();
+    }
+    return blocks;
   }
 
   /** One block through the mappers of its type; none answering leaves it unmapped (for `mapResult` to handle). */
@@ -44,8 +68,15 @@ export class HostResults implements ResultPipeline {
   }
 
   async finish(origin: ResultOrigin, mapped: MappedResult): Promise<ToolOutcome> {
-    const content = [...mapped.blocks.flatMap((block) => block.output ?? []), ...mapped.trailer];
-    return { content: await this.limitText(origin, content, mapped.details), details: withinNesting(mapped.details), isError: mapped.isError };
+    await this.images.admit(this.host(), mapped);
+    const content: PiContent[] = [];
+    for (const block of mapped.blocks) if (block.output) for (const item of block.output) content.push(item);
+    for (const item of mapped.trailer) content.push(item);
+    return {
+      content: await this.limitText(origin, content, mapped.details),
+      details: withinNesting(mapped.details),
+      isError: mapped.isError,
+    };
   }
 
   /**
@@ -55,9 +86,11 @@ export class HostResults implements ResultPipeline {
   private async limitText(origin: ResultOrigin, content: PiContent[], details: Record<string, unknown>): Promise<PiContent[]> {
     const host = this.host();
     const { server, operation } = origin;
-    const texts = content.filter((item): item is Extract<PiContent, { type: "text" }> => item.type === "text");
+    const texts: string[] = [];
+    for (const item of content) if (item.type === "text") texts.push(item.text);
     if (texts.length === 0) return content;
-    const full = texts.map((item) => item.text).join("\n");
+    const full = texts.length === 1 ? texts[0]! : texts.join("\n");
+    texts.length = 0;
     const cut = host.truncate(full);
     if (!cut.truncated) return content;
     let spill: { path: string } | undefined;

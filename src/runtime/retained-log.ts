@@ -50,7 +50,9 @@ export class RetainedLog implements ServerLog {
 
   /** The retained text (a leading partial character from trimming is dropped). */
   text(): string {
-    return Buffer.concat(this.chunks).toString("utf8").replace(/^\uFFFD+/, "");
+    return Buffer.concat(this.chunks)
+      .toString("utf8")
+      .replace(/^\uFFFD+/, "");
   }
 
   get bytes(): number {

@@ -13,7 +13,13 @@ export type SchemaCheck = { ok: true } | { ok: false; message: string };
 export class LazySchemas {
   // ownProperties: a property named `toString` or `constructor` is present only when the value has it (never inherited).
   // code.regExp: a server's `pattern` runs in linear time (RE2), never in V8's backtracking RegExp.
-  private readonly ajv = new Ajv2020({ strict: false, allErrors: true, validateFormats: false, ownProperties: true, code: { regExp: linearRegExp } });
+  private readonly ajv = new Ajv2020({
+    strict: false,
+    allErrors: true,
+    validateFormats: false,
+    ownProperties: true,
+    code: { regExp: linearRegExp },
+  });
   private readonly compiled = new WeakMap<object, ValidateFunction | Error>();
 
   constructor() {
@@ -30,7 +36,10 @@ export class LazySchemas {
       valid = validator(value) as boolean;
     } catch (error) {
       // A recursive schema over data nested thousands of levels deep overflows the stack: the value is not checked, and the check says so.
-      return { ok: false, message: `${what} could not be checked against its schema (${error instanceof Error ? error.message : String(error)})` };
+      return {
+        ok: false,
+        message: `${what} could not be checked against its schema (${error instanceof Error ? error.message : String(error)})`,
+      };
     }
     if (valid) return { ok: true };
     return { ok: false, message: `${what} does not match its schema: ${this.ajv.errorsText(validator.errors, { dataVar: what })}` };

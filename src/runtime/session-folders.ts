@@ -137,7 +137,11 @@ export async function claimSessionFolder(root: string, id: string, sessionFile: 
     await mkdir(join(path, LIVE_FOLDER), { recursive: true, mode: 0o700 });
     await chmod(path, 0o700); // a folder made by an older pi-mcp (or by hand) is narrowed too
     await removeDeadHolds(path);
-    await writeAtomically(join(path, OWNER_FILE), `${JSON.stringify({ version: 1, ...(sessionFile !== undefined && { sessionFile }) })}\n`, 0o600);
+    await writeAtomically(
+      join(path, OWNER_FILE),
+      `${JSON.stringify({ version: 1, ...(sessionFile !== undefined && { sessionFile }) })}\n`,
+      0o600,
+    );
     releaseLive = await lockfile.lock(owner, {
       realpath: false,
       stale: LIVE_STALE_MS,
@@ -233,7 +237,8 @@ export async function sweepSessionFolders(root: string, policy: RetentionPolicy 
     if (!entry.isDirectory() || entry.name.startsWith(".")) continue;
     const folder = await inspect(root, entry.name).catch(() => undefined);
     if (!folder) continue;
-    if (!folder.live && (folder.unreachable || folder.lastUsed < oldest) && (await removeUnlessLive(root, folder.id))) removed.push(folder.id);
+    if (!folder.live && (folder.unreachable || folder.lastUsed < oldest) && (await removeUnlessLive(root, folder.id)))
+      removed.push(folder.id);
     else kept.push(folder);
   }
   kept.sort((a, b) => a.lastUsed - b.lastUsed);
@@ -257,7 +262,13 @@ async function removeAbandonedLocks(root: string): Promise<void> {
     const id = name.slice(0, -".lock".length);
     const info = await stat(join(locks, name)).catch(() => undefined);
     if (!info || info.mtimeMs > Date.now() - STALE_LOCK_MS) continue;
-    if (await stat(join(root, id)).then(() => true, () => false)) continue;
+    if (
+      await stat(join(root, id)).then(
+        () => true,
+        () => false,
+      )
+    )
+      continue;
     await rmdir(join(locks, name)).catch(() => undefined);
   }
 }
@@ -268,9 +279,18 @@ async function removeAbandonedLocks(root: string): Promise<void> {
  * when no sweep was due (or another process is sweeping). A sweep stopped by
  * `signal` is not recorded, so the next start continues it.
  */
-export async function sweepWhenDue(root: string, signal?: AbortSignal, policy: RetentionPolicy = RETENTION): Promise<SweepReport | undefined> {
+export async function sweepWhenDue(
+  root: string,
+  signal?: AbortSignal,
+  policy: RetentionPolicy = RETENTION,
+): Promise<SweepReport | undefined> {
   const stamp = join(root, STAMP_FILE);
-  const due = async () => (await stat(stamp).then((info) => info.mtimeMs, () => 0)) <= Date.now() - SWEEP_INTERVAL_MS;
+  const due = async () =>
+    (await stat(stamp).then(
+      (info) => info.mtimeMs,
+      () => 0,
+    )) <=
+    Date.now() - SWEEP_INTERVAL_MS;
   if (!(await due())) return undefined;
   await mkdir(root, { recursive: true, mode: 0o700 });
   let release: () => Promise<void>;
@@ -282,7 +302,12 @@ export async function sweepWhenDue(root: string, signal?: AbortSignal, policy: R
   try {
     if (!(await due())) return undefined;
     const report = await sweepSessionFolders(root, policy, signal);
-    if (!signal?.aborted) await writeAtomically(stamp, `${JSON.stringify({ version: 1, sweptAt: new Date().toISOString(), removed: report.removed.length })}\n`, 0o600);
+    if (!signal?.aborted)
+      await writeAtomically(
+        stamp,
+        `${JSON.stringify({ version: 1, sweptAt: new Date().toISOString(), removed: report.removed.length })}\n`,
+        0o600,
+      );
     return report;
   } finally {
     await release().catch(() => undefined);
@@ -364,5 +389,6 @@ const FOLDERS = Symbol.for("pi-mcp.session-folders");
 /** The process-wide session folders (one per Pi process, shared by every re-import of the extension). */
 export function processSessionFolders(): ProcessSessionFolders {
   const global = globalThis as { [FOLDERS]?: ProcessSessionFolders };
-  return (global[FOLDERS] ??= new ProcessSessionFolders());
+  global[FOLDERS] ??= new ProcessSessionFolders();
+  return global[FOLDERS];
 }

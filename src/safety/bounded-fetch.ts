@@ -18,7 +18,11 @@ const CR = 0x0d;
  * the connection to the server is dropped), and `onTooLarge` learns of it
  * first, so the transport can tell which request or stream it ended.
  */
-export function boundedFetch(base: FetchLike, maxBytes: number, onTooLarge: (error: MessageTooLargeError, eventStream: boolean) => void): FetchLike {
+export function boundedFetch(
+  base: FetchLike,
+  maxBytes: number,
+  onTooLarge: (error: MessageTooLargeError, eventStream: boolean) => void,
+): FetchLike {
   return async (url, init) => {
     const response = await base(url, init);
     if (!response.body) return response;
@@ -59,7 +63,11 @@ export function documentFetch(deadlineMs: number, deadlineSetting: string, base:
     const deadline = new AbortController();
     // The origin only: a path or query may hold a setting's secret.
     const where = URL.canParse(String(url)) ? new URL(String(url)).origin : "the server";
-    const timer = setTimeout(() => deadline.abort(new PiMcpError("failed", `a request to ${where} took longer than ${deadlineMs} ms (${deadlineSetting})`)), deadlineMs);
+    const timer = setTimeout(
+      () =>
+        deadline.abort(new PiMcpError("deadline_exceeded", `a request to ${where} took longer than ${deadlineMs} ms (${deadlineSetting})`)),
+      deadlineMs,
+    );
     timer.unref?.(); // a finished exchange leaves it pending, harmlessly: aborting a read body does nothing
     return fetchUntil(bounded, deadline.signal)(url, init);
   };
@@ -80,7 +88,10 @@ function withBody(response: Response, body: ReadableStream<Uint8Array>): Respons
 /** True once the body has grown past `maxBytes`. */
 function totalSizeCheck(maxBytes: number): (chunk: Uint8Array) => boolean {
   let total = 0;
-  return (chunk) => (total += chunk.length) > maxBytes;
+  return (chunk) => {
+    total += chunk.length;
+    return total > maxBytes;
+  };
 }
 
 /**

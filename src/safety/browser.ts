@@ -12,13 +12,13 @@ import { stripTerminalControls } from "./text.ts";
 export type BrowserOpener = (url: string) => Promise<void>;
 
 /** A URL that is not a web page: never shown as a link, never opened. */
-export class UnsafeUrlError extends PiMcpError {
+class UnsafeUrlError extends PiMcpError {
   readonly server: string;
   /** The URL's scheme (`file:`), or undefined when it is not a URL at all. */
   readonly scheme: string | undefined;
   constructor(server: string, what: string, scheme: string | undefined) {
     const got = scheme === undefined ? "not a valid URL" : `a ${JSON.stringify(stripTerminalControls(scheme).slice(0, 32))} URL`;
-    super("failed", `MCP server "${server}": ${what} is ${got}; only http and https URLs are shown or opened, so nothing was opened`);
+    super("unsafe_url", `MCP server "${server}": ${what} is ${got}; only http and https URLs are shown or opened, so nothing was opened`);
     this.name = "UnsafeUrlError";
     this.server = server;
     this.scheme = scheme;

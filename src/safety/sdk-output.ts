@@ -47,8 +47,8 @@ export function captureSdkConsole(): void {
   for (const method of METHODS) {
     const original = console[method];
     const replacement = function (this: Console, ...args: unknown[]): void {
-      if (!calledBySdk(replacement)) return original.apply(this, args);
-      current.scope.getStore()?.(sdkLine(method, args));
+      if (calledBySdk(replacement)) current.scope.getStore()?.(sdkLine(method, args));
+      else original.apply(this, args);
     };
     console[method] = replacement;
   }

@@ -37,7 +37,7 @@ function percentEncodedForms(value: string): string[] {
     new URLSearchParams({ k: value }).toString().slice(2),
     encodeSearch(value),
   ];
-  return encoded.flatMap((form) => [form, form.replace(/%[0-9A-F]{2}/g, (escape) => escape.toLowerCase())]).filter((form) => form !== value);
+  return encoded.flatMap((form) => [form, form.replace(/%[0-9A-F]{2}/g, (hex) => hex.toLowerCase())]).filter((form) => form !== value);
 }
 
 /** How a URL's query (`?…`) encodes a value written into it. */
@@ -63,7 +63,9 @@ function safeEncode(encode: (text: string) => string, value: string): string {
  */
 export function createRedactor(secrets: Iterable<string>, base?: Redactor): Redactor {
   const given = [...new Set([...(base?.secrets ?? []), ...secrets])];
-  const forms = [...new Set(given.flatMap(secretForms))].filter((form) => form.length >= MIN_SECRET_LENGTH).sort((a, b) => b.length - a.length);
+  const forms = [...new Set(given.flatMap(secretForms))]
+    .filter((form) => form.length >= MIN_SECRET_LENGTH)
+    .sort((a, b) => b.length - a.length);
   const redact = (text: string) => {
     let out = text;
     for (const form of forms) if (out.includes(form)) out = out.split(form).join(REDACTED);
@@ -125,7 +127,10 @@ export function safeTail(text: string, redact: Redactor, limits: TailLimits, hea
   }
   const bytes = Buffer.from(out, "utf8");
   if (bytes.length > limits.maxBytes) {
-    const tail = bytes.subarray(bytes.length - limits.maxBytes).toString("utf8").replace(/^\uFFFD+/, "");
+    const tail = bytes
+      .subarray(bytes.length - limits.maxBytes)
+      .toString("utf8")
+      .replace(/^\uFFFD+/, "");
     // From the next line on, unless that leaves nothing (one long last line is shown cut).
     const newline = tail.indexOf("\n");
     out = newline === -1 || newline === tail.length - 1 ? tail : tail.slice(newline + 1);
@@ -180,5 +185,8 @@ function withoutBrokenPair(text: string): string {
 
 /** JSON text whose strings cannot drive a terminal: DEL and C1 are escaped too (JSON.stringify escapes only C0). */
 export function terminalSafeJson(value: unknown, indent?: number): string {
-  return JSON.stringify(value, null, indent).replace(/[\u007f-\u009f]/g, (char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, "0")}`);
+  return JSON.stringify(value, null, indent).replace(
+    /[\u007f-\u009f]/g,
+    (char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, "0")}`,
+  );
 }

@@ -22,7 +22,10 @@ interface EndlessStats {
   readonly closed: number;
 }
 
-async function endlessServer(where: "prm" | "asm", mode: "flood" | "drip"): Promise<{ server: RunningServer; stats: () => Promise<EndlessStats> }> {
+async function endlessServer(
+  where: "prm" | "asm",
+  mode: "flood" | "drip",
+): Promise<{ server: RunningServer; stats: () => Promise<EndlessStats> }> {
   const server = await startHttpFixture("oauth-endless", [where, mode]);
   servers.push(server);
   return { server, stats: async () => (await (await fetch(`${server.baseUrl}/stats`)).json()) as EndlessStats };
@@ -71,7 +74,15 @@ describe("OAuth discovery is bounded like every message", () => {
       // The sandbox's connectTimeoutMs is 5,000 ms.
       expect(Date.now() - started).toBeLessThan(15_000);
       expect((await endless.stats()).requests).toBeGreaterThan(0);
-      await expect.poll(async () => { const stats = await endless.stats(); return stats.requests - stats.closed; }, { timeout: 15_000 }).toBe(0);
+      await expect
+        .poll(
+          async () => {
+            const stats = await endless.stats();
+            return stats.requests - stats.closed;
+          },
+          { timeout: 15_000 },
+        )
+        .toBe(0);
     }, 60_000);
 
     it(`\`auth\` against a server that sends its ${document} one byte every 100 ms gives up after the connect timeout and closes the request (naming the timeout for authorization-server metadata)`, async () => {
@@ -82,7 +93,8 @@ describe("OAuth discovery is bounded like every message", () => {
       // The sandbox's connectTimeoutMs is 5,000 ms: one OAuth request may take that long, and the flow makes few.
       expect(Date.now() - started).toBeLessThan(20_000);
       expect(result.exitCode).not.toBe(0);
-      if (where === "asm") expect(result.output).toMatch(/a request to http:\/\/127\.0\.0\.1:\d+ took longer than 5000 ms \(connectTimeoutMs\)/);
+      if (where === "asm")
+        expect(result.output).toMatch(/a request to http:\/\/127\.0\.0\.1:\d+ took longer than 5000 ms \(connectTimeoutMs\)/);
       const stats = await endless.stats();
       expect(stats.requests).toBeGreaterThan(0);
       await expect.poll(async () => (await endless.stats()).closed, { timeout: 10_000 }).toBe((await endless.stats()).requests);

@@ -19,18 +19,34 @@ async function setup(options: OAuthStackOptions = {}, auth?: (redirectUri: strin
 const host = () => scene.host();
 
 function definition(): RemoteDefinition {
-  return { enabled: true, transport: "http", url: scene.stack.mcpUrl, headers: {}, auth: { type: "oauth", redirectUri: scene.box.redirectUri } };
+  return {
+    enabled: true,
+    transport: "http",
+    url: scene.stack.mcpUrl,
+    headers: {},
+    auth: { type: "oauth", redirectUri: scene.box.redirectUri },
+  };
 }
 
 describe("the explicit authorization flow", () => {
   it("times out with a clear message when the browser never comes back, and the flow stays completable", async () => {
     await setup();
     let opened = "";
-    setBrowserOpener(async (url) => void (opened = url));
+    setBrowserOpener(async (url) => {
+      opened = url;
+    });
     const started = Date.now();
-    const failure = await authorize({ server: "remote", definition: definition(), store: new CredentialStore(scene.box.agentDir), print: () => undefined, timeoutMs: 400 }).catch((error: Error) => error);
+    const failure = await authorize({
+      server: "remote",
+      definition: definition(),
+      store: new CredentialStore(scene.box.agentDir),
+      print: () => undefined,
+      timeoutMs: 400,
+    }).catch((error: Error) => error);
     expect(failure).toBeInstanceOf(Error);
-    expect((failure as Error).message).toMatch(/timed out after 0 s waiting for the authorization callback on http:\/\/127\.0\.0\.1:\d+\/mcp\/oauth\/callback/);
+    expect((failure as Error).message).toMatch(
+      /timed out after 0 s waiting for the authorization callback on http:\/\/127\.0\.0\.1:\d+\/mcp\/oauth\/callback/,
+    );
     expect((failure as Error).message).toContain("--callback");
     expect(Date.now() - started).toBeLessThan(5_000);
     // The listener is gone, the flow is still pending: the pasted callback completes it.
@@ -42,7 +58,13 @@ describe("the explicit authorization flow", () => {
   it("allows one active flow per process", async () => {
     await setup();
     setBrowserOpener(async () => undefined);
-    const options = { server: "remote", definition: definition(), store: new CredentialStore(scene.box.agentDir), print: () => undefined, timeoutMs: 1_500 };
+    const options = {
+      server: "remote",
+      definition: definition(),
+      store: new CredentialStore(scene.box.agentDir),
+      print: () => undefined,
+      timeoutMs: 1_500,
+    };
     const first = authorize(options).catch((error: Error) => error);
     const second = await authorize(options).catch((error: Error) => error);
     expect((second as Error).message).toContain('an authorization flow for "remote" is already running in this process');
@@ -108,9 +130,19 @@ describe("settings and client identities", () => {
     await scene.stack.stop();
 
     const secret = "pre-registered-secret-value-123";
-    await scene.startStack({ registration: false, staticClient: { client_id: "pi-mcp-registered", client_secret: secret, redirect_uris: [scene.box.redirectUri] } });
+    await scene.startStack({
+      registration: false,
+      staticClient: { client_id: "pi-mcp-registered", client_secret: secret, redirect_uris: [scene.box.redirectUri] },
+    });
     await scene.box.writeJson(scene.box.globalSettings, {
-      mcp: { servers: { remote: { url: scene.stack.mcpUrl, auth: { type: "oauth", clientId: "pi-mcp-registered", clientSecret: "${CLIENT_SECRET}", redirectUri: scene.box.redirectUri } } } },
+      mcp: {
+        servers: {
+          remote: {
+            url: scene.stack.mcpUrl,
+            auth: { type: "oauth", clientId: "pi-mcp-registered", clientSecret: "${CLIENT_SECRET}", redirectUri: scene.box.redirectUri },
+          },
+        },
+      },
     });
     const env = { CLIENT_SECRET: secret };
     const boxWithSecret = { ...scene.box, env: (extra: Record<string, string> = {}) => scene.box.env({ ...env, ...extra }) };
@@ -128,7 +160,13 @@ describe("settings and client identities", () => {
     setBrowserOpener(async (url) => void (await scene.stack.browse(url, { deliver: true })));
     expect((await runCommand(scene.box, ["auth", "remote"])).exitCode).toBe(0);
     // Same server name, another client identity (a configured client id): the stored tokens do not apply.
-    await scene.box.writeJson(scene.box.globalSettings, { mcp: { servers: { remote: { url: scene.stack.mcpUrl, auth: { type: "oauth", clientId: "other-client", redirectUri: scene.box.redirectUri } } } } });
+    await scene.box.writeJson(scene.box.globalSettings, {
+      mcp: {
+        servers: {
+          remote: { url: scene.stack.mcpUrl, auth: { type: "oauth", clientId: "other-client", redirectUri: scene.box.redirectUri } },
+        },
+      },
+    });
     const pi = await host();
     await pi.waitFor("remote", "needs_auth");
     expect(scene.stack.counters.grants.refresh_token ?? 0).toBe(0);
@@ -146,14 +184,19 @@ describe("secrets", () => {
     const result = await runCommand(scene.box, ["auth", "remote"]);
     outputs.push(result.output, ...result.progress);
     const entry = JSON.parse(await readFile(scene.box.storePath, "utf8")).servers.remote;
-    const secrets = [entry.tokens.tokens.access_token, entry.tokens.tokens.refresh_token, new URL(callback).searchParams.get("code")!, callback];
+    const secrets = [
+      entry.tokens.tokens.access_token,
+      entry.tokens.tokens.refresh_token,
+      new URL(callback).searchParams.get("code")!,
+      callback,
+    ];
     const pi = await host();
     await pi.waitFor("remote", "connected");
     await scene.stack.revokeRefreshToken(entry.tokens.tokens.refresh_token);
     await accessTokenExpiry(scene.box.storePath);
     outputs.push((await pi.call("echo", { text: "x" }).catch((error: Error) => ({ text: error.message }))).text);
     await pi.waitFor("remote", "needs_auth");
-    outputs.push(pi.cause("remote") ?? "", pi.host.connection("remote")!.log.text());
+    outputs.push(pi.cause("remote") ?? "", pi.host.server("remote")!.log.text());
     outputs.push((await runCommand(scene.box, ["auth", "remote", "--callback", callback])).output);
     outputs.push((await runCommand(scene.box, ["list"])).output);
     const all = outputs.join("\n");

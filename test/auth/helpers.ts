@@ -30,10 +30,12 @@ export interface AuthSandbox extends Sandbox {
 }
 
 /** A sandbox whose global settings define `servers` (raw settings values). */
-export async function authSandbox(servers: (redirectUri: string) => Record<string, unknown>): Promise<AuthSandbox> {
+async function authSandbox(servers: (redirectUri: string) => Record<string, unknown>): Promise<AuthSandbox> {
   const box = await createSandbox();
   const redirectUri = `http://127.0.0.1:${await freePort()}/mcp/oauth/callback`;
-  await box.writeJson(box.globalSettings, { mcp: { connectTimeoutMs: 5_000, requestTimeoutMs: 10_000, retry: { maxRetries: 0 }, servers: servers(redirectUri) } });
+  await box.writeJson(box.globalSettings, {
+    mcp: { connectTimeoutMs: 5_000, requestTimeoutMs: 10_000, retry: { maxRetries: 0 }, servers: servers(redirectUri) },
+  });
   return { ...box, redirectUri, storePath: join(box.agentDir, "mcp-auth.json") };
 }
 
@@ -50,7 +52,7 @@ export interface PiLikeHost {
 }
 
 /** Our host on the sandbox's agent folder, as Pi's session would run it (with `pool`, sessions of one Pi process). */
-export async function startPiLikeHost(box: Sandbox, pool?: ConnectionPool): Promise<PiLikeHost> {
+async function startPiLikeHost(box: Sandbox, pool?: ConnectionPool): Promise<PiLikeHost> {
   const config = await loadConfig({ agentDir: box.agentDir, cwd: box.projectDir, projectTrusted: false, env: box.env() });
   if (!config.valid) throw new Error(JSON.stringify(config.issues));
   const context: HostContext = {
@@ -64,12 +66,18 @@ export async function startPiLikeHost(box: Sandbox, pool?: ConnectionPool): Prom
   };
   const tools = new Map<string, BridgedTool>();
   const kernel = createKernel();
-  const host = new McpHost(kernel, context, {
-    register: (bridged) => {
-      for (const tool of bridged) tools.set(tool.tool.name, tool);
+  const host = new McpHost(
+    kernel,
+    context,
+    {
+      register: (bridged) => {
+        for (const tool of bridged) tools.set(tool.tool.name, tool);
+      },
+      deactivate: () => undefined,
     },
-    deactivate: () => undefined,
-  }, {}, pool);
+    {},
+    pool,
+  );
   await host.start();
   const status = (name: string) => host.status().find((server) => server.name === name);
   const runtime: RuntimeControl = {
@@ -88,7 +96,11 @@ export async function startPiLikeHost(box: Sandbox, pool?: ConnectionPool): Prom
     cause: (name) => status(name)?.cause,
     async waitFor(name, states, timeoutMs = 30_000) {
       const wanted: readonly ConnectionState[] = typeof states === "string" ? [states] : states;
-      await until(() => wanted.includes(status(name)?.state ?? "disabled"), timeoutMs, () => JSON.stringify(status(name)));
+      await until(
+        () => wanted.includes(status(name)?.state ?? "disabled"),
+        timeoutMs,
+        () => JSON.stringify(status(name)),
+      );
     },
     async call(tool, args = {}) {
       const bridged = tools.get(tool);
@@ -109,11 +121,19 @@ export async function accessTokenExpiry(storePath: string, server = "remote"): P
   const entry = JSON.parse(await readFile(storePath, "utf8")).servers?.[server];
   const expiresAt: unknown = entry?.tokens?.expiresAt;
   if (typeof expiresAt !== "number") throw new Error(`no access token expiry stored for "${server}"`);
-  await until(() => Date.now() >= expiresAt, expiresAt - Date.now() + 10_000, () => `the token of "${server}" did not expire`);
+  await until(
+    () => Date.now() >= expiresAt,
+    expiresAt - Date.now() + 10_000,
+    () => `the token of "${server}" did not expire`,
+  );
 }
 
 /** Runs a command line through the shared core on the CLI surface (or /mcp with `runtime`), capturing progress lines. */
-export async function runCommand(box: Sandbox, argv: readonly string[], runtime?: RuntimeControl): Promise<CommandResult & { progress: string[] }> {
+export async function runCommand(
+  box: Sandbox,
+  argv: readonly string[],
+  runtime?: RuntimeControl,
+): Promise<CommandResult & { progress: string[] }> {
   const progress: string[] = [];
   const base = cliCommandEnvironment(box.projectDir, box.env(), async () => createKernel(), { credentials: credentialQueries });
   const env: CommandEnvironment = { ...base, ...(runtime && { surface: "pi" as const, runtime }), progress: (text) => progress.push(text) };
@@ -178,7 +198,8 @@ export function useOAuthScene(): OAuthScene {
       return required(box, "sandbox");
     },
     startStack: async (options = {}) => (stack = await startOAuthStack(options)),
-    sandbox: async (url, auth = (redirectUri) => ({ type: "oauth", redirectUri })) => (box = await authSandbox((redirectUri) => ({ remote: { url, auth: auth(redirectUri) } }))),
+    sandbox: async (url, auth = (redirectUri) => ({ type: "oauth", redirectUri })) =>
+      (box = await authSandbox((redirectUri) => ({ remote: { url, auth: auth(redirectUri) } }))),
     async host(pool) {
       const started = await startPiLikeHost(required(box, "sandbox"), pool);
       hosts.push(started);

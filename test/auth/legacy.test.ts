@@ -79,9 +79,15 @@ describe("a 2025-03-26 server (no protected resource metadata, issuer with a pat
     setBrowserOpener((url) => stack.browse(url, { deliver: true }).then(() => undefined));
     const result = await runCommand(box, ["auth", "remote"], first.runtime);
     expect(result.exitCode, result.output + result.progress.join("\n")).toBe(0);
-    expect(result.progress.join("\n")).toContain(`the authorization server at ${origin} names issuer ${origin}/oauth; accepted because it is on the MCP server's own origin`);
+    expect(result.progress.join("\n")).toContain(
+      `the authorization server at ${origin} names issuer ${origin}/oauth; accepted because it is on the MCP server's own origin`,
+    );
     const entry = await storedEntry();
-    expect(entry.discovery).toMatchObject({ authorizationServerUrl: `${origin}/`, legacyIssuer: true, authorizationServerMetadata: { issuer: `${origin}/oauth` } });
+    expect(entry.discovery).toMatchObject({
+      authorizationServerUrl: `${origin}/`,
+      legacyIssuer: true,
+      authorizationServerMetadata: { issuer: `${origin}/oauth` },
+    });
 
     await first.waitFor("remote", "connected");
     expect(JSON.parse((await first.call("whoami")).text)).toMatchObject({ sub: "test-user" });
@@ -109,8 +115,13 @@ describe("issuer mismatches that stay refused", () => {
     });
     const result = await runCommand(box, ["auth", "remote", "--no-open"]);
     expect(result.exitCode).not.toBe(0);
-    expect(result.output).toContain("the authorization server's metadata names a different issuer than the one it was discovered at; nothing was stored");
-    const stored = await readFile(box.storePath, "utf8").then((text) => JSON.parse(text).servers.remote, () => undefined);
+    expect(result.output).toContain(
+      "the authorization server's metadata names a different issuer than the one it was discovered at; nothing was stored",
+    );
+    const stored = await readFile(box.storePath, "utf8").then(
+      (text) => JSON.parse(text).servers.remote,
+      () => undefined,
+    );
     expect(stored?.tokens).toBeUndefined();
     expect(stored?.pending).toBeUndefined();
 
@@ -132,14 +143,20 @@ describe("issuer mismatches that stay refused", () => {
   });
 
   it("legacyDiscovery accepts only a metadata issuer mismatch found at the server's origin", async () => {
-    const mcpUrl = await challengingServer((origin) => ({ "/.well-known/oauth-authorization-server": metadata(origin, `${origin}/oauth`) }));
+    const mcpUrl = await challengingServer((origin) => ({
+      "/.well-known/oauth-authorization-server": metadata(origin, `${origin}/oauth`),
+    }));
     const origin = new URL(mcpUrl).origin;
     const mismatch = new IssuerMismatchError("metadata", `${origin}/`, `${origin}/oauth`);
     expect(await legacyDiscovery(mcpUrl, mismatch, fetch)).toMatchObject({ authorizationServerUrl: `${origin}/`, legacyIssuer: true });
     // The callback's `iss` (RFC 9207), another error, a different expected issuer, or an issuer the metadata does not name.
-    expect(await legacyDiscovery(mcpUrl, new IssuerMismatchError("authorization_response", `${origin}/oauth`, `${origin}/other`), fetch)).toBeUndefined();
+    expect(
+      await legacyDiscovery(mcpUrl, new IssuerMismatchError("authorization_response", `${origin}/oauth`, `${origin}/other`), fetch),
+    ).toBeUndefined();
     expect(await legacyDiscovery(mcpUrl, new Error("Issuer mismatch"), fetch)).toBeUndefined();
-    expect(await legacyDiscovery(mcpUrl, new IssuerMismatchError("metadata", "http://127.0.0.1:1/", `${origin}/oauth`), fetch)).toBeUndefined();
+    expect(
+      await legacyDiscovery(mcpUrl, new IssuerMismatchError("metadata", "http://127.0.0.1:1/", `${origin}/oauth`), fetch),
+    ).toBeUndefined();
     expect(await legacyDiscovery(mcpUrl, new IssuerMismatchError("metadata", `${origin}/`, `${origin}/elsewhere`), fetch)).toBeUndefined();
     expect(await legacyDiscovery(mcpUrl, new IssuerMismatchError("metadata", `${origin}/`, `${origin}/oauth?x=1`), fetch)).toBeUndefined();
   });

@@ -84,7 +84,9 @@ describe("OAuth against a real authorization server", () => {
     expect(refused.output).not.toContain(new URL(callback).searchParams.get("code")!);
     const elsewhere = new URL(callback);
     elsewhere.port = "1";
-    expect((await runCommand(scene.box, ["auth", "remote", "--callback", elsewhere.href])).output).toContain("not the loopback redirect URI");
+    expect((await runCommand(scene.box, ["auth", "remote", "--callback", elsewhere.href])).output).toContain(
+      "not the loopback redirect URI",
+    );
     expect((await stored()).servers.remote.tokens).toBeUndefined();
 
     const done = await runCommand(scene.box, ["auth", "remote", "--callback", callback]);
@@ -127,7 +129,11 @@ describe("OAuth against a real authorization server", () => {
 
     // A token the server rejects although its expiry is unknown: the 401 path refreshes.
     const file = await stored();
-    file.servers.remote.tokens = { ...file.servers.remote.tokens, tokens: { ...after, access_token: "no-longer-accepted" }, expiresAt: undefined };
+    file.servers.remote.tokens = {
+      ...file.servers.remote.tokens,
+      tokens: { ...after, access_token: "no-longer-accepted" },
+      expiresAt: undefined,
+    };
     await writeFile(scene.box.storePath, JSON.stringify(file));
     const again = await host();
     await again.waitFor("remote", "connected");
@@ -214,7 +220,11 @@ describe("OAuth against a real authorization server", () => {
     const pi = await host();
     await pi.waitFor("remote", "needs_auth");
     expect(pi.cause("remote")).toContain("logout --all --force");
-    for (const argv of [["auth", "remote"], ["logout", "remote"], ["remove", "--logout", "remote"]]) {
+    for (const argv of [
+      ["auth", "remote"],
+      ["logout", "remote"],
+      ["remove", "--logout", "remote"],
+    ]) {
       const result = await runCommand(scene.box, argv);
       expect(result.exitCode, argv.join(" ")).toBe(1);
       expect(result.output).toContain("logout --all --force");

@@ -48,7 +48,10 @@ it("storedAuth is true only for credentials bound to the server's current URL an
     "another URL": { ...authorized, url: elsewhere.href },
     "the same URL with a query": { ...authorized, url: `${stack.mcpUrl}?tenant=2` },
     "a configured client id": { url: stack.mcpUrl, auth: { type: "oauth", clientId: "another-client", redirectUri } },
-    "another redirect URI": { url: stack.mcpUrl, auth: { type: "oauth", redirectUri: redirectUri.replace("/mcp/oauth/callback", "/elsewhere/callback") } },
+    "another redirect URI": {
+      url: stack.mcpUrl,
+      auth: { type: "oauth", redirectUri: redirectUri.replace("/mcp/oauth/callback", "/elsewhere/callback") },
+    },
     "bearer authentication": { url: stack.mcpUrl, auth: { type: "bearer", token: "not-the-oauth-token" } },
     'auth {"type": "none"}': { url: stack.mcpUrl, auth: { type: "none" } },
   };

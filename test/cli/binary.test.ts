@@ -38,7 +38,17 @@ describe("pi-mcp (built binary)", () => {
     withSandbox(async (box) => {
       await box.writeJson(box.globalSettings, { theme: "dark", mcp: { requestTimeoutMs: 5_000 } });
       const [remote, local] = await Promise.all([
-        piMcp(box, ["add", "docs", "https://mcp.example.com/mcp", "--header", "X-Workspace=${WS}", "--auth", "oauth", "--scope", "tools.read"]),
+        piMcp(box, [
+          "add",
+          "docs",
+          "https://mcp.example.com/mcp",
+          "--header",
+          "X-Workspace=${WS}",
+          "--auth",
+          "oauth",
+          "--scope",
+          "tools.read",
+        ]),
         // `--help` after `--` is the server's argument, not a help request.
         piMcp(box, ["add", "local-docs", "--env", "TOKEN=${TOKEN}", "--", "node", "server.mjs", "--help"]),
       ]);
@@ -51,7 +61,11 @@ describe("pi-mcp (built binary)", () => {
         mcp: {
           requestTimeoutMs: 5_000,
           servers: {
-            docs: { url: "https://mcp.example.com/mcp", headers: { "X-Workspace": "${WS}" }, auth: { type: "oauth", scopes: ["tools.read"] } },
+            docs: {
+              url: "https://mcp.example.com/mcp",
+              headers: { "X-Workspace": "${WS}" },
+              auth: { type: "oauth", scopes: ["tools.read"] },
+            },
             "local-docs": { command: "node", args: ["server.mjs", "--help"], environment: { TOKEN: "${TOKEN}" } },
           },
         },
@@ -63,8 +77,28 @@ describe("pi-mcp (built binary)", () => {
         valid: true,
         errors: [],
         servers: [
-          { name: "docs", scope: "global", enabled: true, masked: false, transport: "http", auth: "oauth", storedAuth: false, exposure: "direct" },
-          { name: "local-docs", scope: "global", enabled: true, masked: false, transport: "stdio", auth: "none", storedAuth: false, exposure: "direct" },
+          {
+            name: "docs",
+            scope: "global",
+            enabled: true,
+            masked: false,
+            transport: "http",
+            auth: "oauth",
+            storedAuth: false,
+            exposure: "auto",
+            definitionTokens: null,
+          },
+          {
+            name: "local-docs",
+            scope: "global",
+            enabled: true,
+            masked: false,
+            transport: "stdio",
+            auth: "none",
+            storedAuth: false,
+            exposure: "auto",
+            definitionTokens: null,
+          },
         ],
       });
 
@@ -138,10 +172,11 @@ describe("pi-mcp (built binary)", () => {
       const [text, json] = await Promise.all([piMcp(box, ["list"], { env }), piMcp(box, ["list", "--json"], { env })]);
       expect([text.code, json.code]).toEqual([0, 0]);
       expect(text.stdout).toContain("mcp.servers.bad.url");
-      expect(JSON.parse(json.stdout).errors.map((error: { path: string }) => error.path).sort()).toEqual([
-        "mcp.servers.bad.auth",
-        "mcp.servers.bad.url",
-      ]);
+      expect(
+        JSON.parse(json.stdout)
+          .errors.map((error: { path: string }) => error.path)
+          .sort(),
+      ).toEqual(["mcp.servers.bad.auth", "mcp.servers.bad.url"]);
       for (const output of [text.stdout, text.stderr, json.stdout, json.stderr]) expect(output).not.toContain(SECRET);
     }));
 });

@@ -49,7 +49,11 @@ describe("help", () => {
     expect(overview.stdout).toBe(helpFlag.stdout);
     for (const command of COMMANDS) expect(overview.stdout).toMatch(new RegExp(`^  ${command}\\s`, "m"));
     for (const command of ["add", "get", "test"]) {
-      const [topic, flag, short] = await Promise.all([piMcp(box, ["help", command]), piMcp(box, [command, "--help"]), piMcp(box, [command, "-h"])]);
+      const [topic, flag, short] = await Promise.all([
+        piMcp(box, ["help", command]),
+        piMcp(box, [command, "--help"]),
+        piMcp(box, [command, "-h"]),
+      ]);
       expect(topic.code, command).toBe(0);
       expect(topic.stdout).toBe(flag.stdout);
       expect(topic.stdout).toBe(short.stdout);
@@ -59,7 +63,12 @@ describe("help", () => {
 
   it("--help before a command is that command's help (as gh takes it); `help help` is the overview", async () => {
     const box = sandbox();
-    const [before, after, helpHelp, overview] = await Promise.all([piMcp(box, ["--help", "add"]), piMcp(box, ["add", "--help"]), piMcp(box, ["help", "help"]), piMcp(box, ["--help"])]);
+    const [before, after, helpHelp, overview] = await Promise.all([
+      piMcp(box, ["--help", "add"]),
+      piMcp(box, ["add", "--help"]),
+      piMcp(box, ["help", "help"]),
+      piMcp(box, ["--help"]),
+    ]);
     expect(before.code, before.stderr).toBe(0);
     expect(before.stdout).toBe(after.stdout);
     expect(helpHelp.code, helpHelp.stderr).toBe(0);
@@ -82,10 +91,10 @@ describe("help", () => {
   it("every command's help shows required arguments as <name>, optional ones as [name], and two or three examples", async () => {
     const box = sandbox();
     const add = await piMcp(box, ["help", "add"]);
-    expect(add.stdout).toMatch(/^Arguments:\n  <name>\s+Server name\n  \[url\]\s+Remote server URL/m);
-    expect(add.stdout).toMatch(/^Usage:\n  pi-mcp add \[-l\] <name> <url>/m);
+    expect(add.stdout).toMatch(/^Arguments:\n {2}<name>\s+Server name\n {2}\[url\]\s+Remote server URL/m);
+    expect(add.stdout).toMatch(/^Usage:\n {2}pi-mcp add \[-l\] <name> <url>/m);
     const test = await piMcp(box, ["help", "test"]);
-    expect(test.stdout).toMatch(/^  \[server\]\s/m);
+    expect(test.stdout).toMatch(/^ {2}\[server\]\s/m);
     for (const command of COMMANDS) {
       const { stdout } = await piMcp(box, ["help", command]);
       const examples = stdout.slice(stdout.indexOf("\nExamples:\n"));
@@ -112,7 +121,10 @@ describe("help on standard error", () => {
     const box = sandbox();
     const errors = join(box.root, "errors.txt");
     const line = [nodeBinary(), CLI_BIN].map((word) => `'${word}'`).join(" ");
-    const result = await runProcess("script", ["-qec", `${line} 2>'${errors}'`, "/dev/null"], { cwd: box.projectDir, env: box.env({ TERM: "xterm" }) });
+    const result = await runProcess("script", ["-qec", `${line} 2>'${errors}'`, "/dev/null"], {
+      cwd: box.projectDir,
+      env: box.env({ TERM: "xterm" }),
+    });
     expect(result.code).toBe(2);
     const text = readFileSync(errors, "utf8");
     expect(text).toMatch(/^no command given\n/);
@@ -135,8 +147,16 @@ describe("usage errors exit 2", () => {
     ["an option without its value", ["add", "x", "https://e.example/mcp", "--header"], /^add: --header needs a value/],
     ["`--` where no command line is taken", ["list", "--", "x"], /^list: unexpected `--`/],
     ["test with neither a server nor --all", ["test"], /^test: name one <server>, or pass --all/],
-    ["a command line where add takes a URL (as claude mcp add takes it)", ["add", "files", "npx"], /^add: "npx" is not a URL; a local server's command line goes after --: add files -- npx/],
-    ["a local server's options without -- (as claude mcp add takes them)", ["add", "files", "npx", "-y", "pkg"], /^add: unknown option -y \(a local server's command line goes after --\)/],
+    [
+      "a command line where add takes a URL (as claude mcp add takes it)",
+      ["add", "files", "npx"],
+      /^add: "npx" is not a URL; a local server's command line goes after --: add files -- npx/,
+    ],
+    [
+      "a local server's options without -- (as claude mcp add takes them)",
+      ["add", "files", "npx", "-y", "pkg"],
+      /^add: unknown option -y \(a local server's command line goes after --\)/,
+    ],
     ["a value given to a switch (setup would otherwise run for real)", ["setup", "--dry-run=false"], /^setup: --dry-run takes no value/],
     ["a value given to --json", ["list", "--json=0"], /^list: --json takes no value/],
     ["a value given to a negated switch", ["add", "x", "--no-roots=yes", "--", "node"], /^add: --no-roots takes no value/],

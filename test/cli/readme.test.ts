@@ -2,11 +2,15 @@
  * The README's example outputs of the built program are what it prints: the
  * settings of "Configure servers" (their variables set), then `pi-mcp list`
  * and `pi-mcp get` as the README shows them (its agent folder
- * `/home/me/.pi/agent` stands for the test's own).
+ * `/home/me/.pi/agent` stands for the test's own). Its list of feature
+ * plugins ("Switching a feature off") is the table's, FEATURES, with the
+ * commands each of them owns.
  */
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { beforeAll, expect, it } from "vitest";
+import { internalPlugins } from "../../src/composition.ts";
+import { FEATURES } from "../../src/kernel/settings.ts";
 import { CLI_BIN, REPO_ROOT, buildCli, nodeBinary, runProcess, useSandbox } from "../helpers/tmp.ts";
 
 beforeAll(buildCli, 180_000);
@@ -18,8 +22,9 @@ const README = readFileSync(join(REPO_ROOT, "README.md"), "utf8");
 function block(marker: string, kind: string): string {
   const at = README.indexOf(marker);
   expect(at, marker).toBeGreaterThan(-1);
-  const start = README.indexOf("```" + kind + "\n", at) + kind.length + 4;
-  return README.slice(start, README.indexOf("\n```", start));
+  const fence = "```";
+  const start = README.indexOf(`${fence}${kind}\n`, at) + kind.length + 4;
+  return README.slice(start, README.indexOf(`\n${fence}`, start));
 }
 
 it("pi-mcp list and pi-mcp get print exactly the README's example for the README's settings", async () => {
@@ -36,4 +41,18 @@ it("pi-mcp list and pi-mcp get print exactly the README's example for the README
     printed += `$ pi-mcp ${args.join(" ")}\n${result.stdout}`;
   }
   expect(printed.replaceAll(box.agentDir, "/home/me/.pi/agent").trimEnd()).toBe(example);
+});
+
+it("lists the feature plugins of the table (FEATURES), in its order, and the /mcp commands each of them owns", () => {
+  const section = README.slice(README.indexOf("### Switching a feature off"), README.indexOf("### Global and project settings"));
+  const list = /The features are ([^;]+);/.exec(section.replace(/\s+/g, " "))?.[1] ?? "";
+  expect([...list.matchAll(/`([^`]+)`/g)].map((match) => match[1])).toEqual([...FEATURES]);
+  const named = [...section.replace(/\s+/g, " ").matchAll(/((?:`[a-z]+`\/?)+) for ([a-z]+)\b/g)].map(([, commands, feature]) => [
+    feature,
+    [...commands!.matchAll(/`([a-z]+)`/g)].map((match) => match[1]),
+  ]);
+  const owned = internalPlugins()
+    .filter((plugin) => (FEATURES as readonly string[]).includes(plugin.name) && (plugin.commands ?? []).length > 0)
+    .map((plugin) => [plugin.name, plugin.commands!.map((command) => command.name)]);
+  expect(Object.fromEntries(named)).toEqual(Object.fromEntries(owned));
 });

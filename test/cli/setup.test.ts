@@ -32,7 +32,11 @@ async function builtinServers(box: Sandbox): Promise<{ command: string; args: st
   return { command: basic.command, args: basic.args };
 }
 
-const OTHER_SETTINGS = { theme: "dark", extensions: ["./extensions/mine.ts", "+builtin:codemode", "!legacy/*.ts"], packages: ["npm:some-package"] };
+const OTHER_SETTINGS = {
+  theme: "dark",
+  extensions: ["./extensions/mine.ts", "+builtin:codemode", "!legacy/*.ts"],
+  packages: ["npm:some-package"],
+};
 
 describe("setup", () => {
   it("imports Pi's built-in servers, adds -builtin:mcp keeping every other extensions entry and key, tests them, and says so", async () => {
@@ -60,7 +64,7 @@ describe("setup", () => {
     expect(result.stdout).toMatch(/Imported:\n\s+into .*settings\.json \(mcp\.servers\):\n\s+"basic":/);
     expect(result.stdout).toMatch(/Skipped \(not imported\):\n\s+"gh" from .*mcp\.json\n\s+env\.GH_TOKEN: /);
     expect(result.stdout).toContain(`turned off: added "-builtin:mcp" to extensions in ${box.globalSettings}`);
-    expect(result.stdout).toMatch(/Test of the imported servers:\n  ✓ basic: fixture-basic \S+, protocol \S+, 3 tools/);
+    expect(result.stdout).toMatch(/Test of the imported servers:\n {2}✓ basic: fixture-basic \S+, protocol \S+, 3 tools/);
 
     // Again: nothing new to import or test, and the entry is not added twice.
     const again = await piMcp(box, ["setup", "--json"]);
@@ -69,7 +73,9 @@ describe("setup", () => {
     expect(document).toMatchObject({ dryRun: false, builtin: { file: box.globalSettings, change: "present" }, tested: [] });
     expect(document.import.imported).toEqual([]);
     expect(document.import.skipped.map((server: { name: string }) => server.name).sort()).toEqual(["basic", "gh"]);
-    expect(((await box.readJson(box.globalSettings)) as { extensions: string[] }).extensions.filter((entry) => entry === "-builtin:mcp")).toHaveLength(1);
+    expect(
+      ((await box.readJson(box.globalSettings)) as { extensions: string[] }).extensions.filter((entry) => entry === "-builtin:mcp"),
+    ).toHaveLength(1);
   });
 
   it("--dry-run --json writes nothing, starts nothing, and reports what would be done", async () => {
@@ -84,7 +90,12 @@ describe("setup", () => {
     expect(document.dryRun).toBe(true);
     expect(document.builtin).toEqual({ file: box.globalSettings, change: "would-add" });
     expect(document.tested).toEqual([]);
-    expect(document.import).toMatchObject({ dryRun: true, imported: [{ name: "basic", scope: "global" }], skipped: [{ name: "gh" }], conflicts: [] });
+    expect(document.import).toMatchObject({
+      dryRun: true,
+      imported: [{ name: "basic", scope: "global" }],
+      skipped: [{ name: "gh" }],
+      conflicts: [],
+    });
     expect(await box.readText(box.globalSettings)).toBe(settings);
     const text = await piMcp(box, ["setup", "--dry-run"]);
     expect(text.stdout).toContain('would be turned off: "-builtin:mcp" would be added to extensions');
@@ -163,8 +174,15 @@ describe("setup", () => {
     const json = await piMcp(box, ["setup", "--json"]);
     expect(json.code, json.stdout + json.stderr).toBe(1);
     const tested = (JSON.parse(json.stdout) as { tested: { name: string; ok: boolean; error: string }[] }).tested;
-    expect(tested.map((server) => [server.name, server.ok])).toEqual([["basic", false], ["other", false], ["remote", false]]);
-    for (const server of tested) expect(server.error).toBe("not tested: the settings are invalid: mcp.servers.remote.headers.X-Key: environment variable PI_MCP_QA_UNSET_KEY is not set");
+    expect(tested.map((server) => [server.name, server.ok])).toEqual([
+      ["basic", false],
+      ["other", false],
+      ["remote", false],
+    ]);
+    for (const server of tested)
+      expect(server.error).toBe(
+        "not tested: the settings are invalid: mcp.servers.remote.headers.X-Key: environment variable PI_MCP_QA_UNSET_KEY is not set",
+      );
   });
 
   it("waits for another holder of the settings lock before it writes extensions", async () => {

@@ -1,3 +1,4 @@
+import { LIST_JSON_SERVER_KEYS } from "../helpers/package.ts";
 /**
  * The shared command core (`runCommandLine`) on the CLI surface
  * (`cliCommandEnvironment`, via test/helpers/tmp.ts) and on a hand-built Pi surface: add / remove /
@@ -68,7 +69,9 @@ function piEnvironment(box: Sandbox, options: { savedTrust?: boolean | null; sto
         settled: async () => true,
         async settingsChanged(server, change) {
           // Record what the file held at the moment the runtime was told: persistence comes first.
-          const data = existsSync(box.globalSettings) ? ((await box.readJson(box.globalSettings)) as { mcp?: { servers?: Record<string, unknown> } }) : {};
+          const data = existsSync(box.globalSettings)
+            ? ((await box.readJson(box.globalSettings)) as { mcp?: { servers?: Record<string, unknown> } })
+            : {};
           events.push(`${change} ${server} ${JSON.stringify(data.mcp?.servers?.[server] ?? null)}`);
         },
       },
@@ -79,7 +82,17 @@ function piEnvironment(box: Sandbox, options: { savedTrust?: boolean | null; sto
 
 describe("add (remote)", () => {
   it("writes url, --transport sse and repeated --header NAME=VALUE (values may contain '=')", async () => {
-    const result = await cli("add", "docs", "https://mcp.example.com/mcp", "--transport", "sse", "--header", "X-A=1", "--header", "X-B=k=v");
+    const result = await cli(
+      "add",
+      "docs",
+      "https://mcp.example.com/mcp",
+      "--transport",
+      "sse",
+      "--header",
+      "X-A=1",
+      "--header",
+      "X-B=k=v",
+    );
     expect(result).toMatchObject({ exitCode: 0 });
     expect(result.output).toBe(`Added global server "docs" in ${sandbox().globalSettings}`);
     expect(await globalServers()).toEqual({
@@ -154,7 +167,21 @@ describe("add (remote)", () => {
 
 describe("add (local)", () => {
   it("writes --cwd, --env and --environment and the command line after --", async () => {
-    const result = await cli("add", "local-docs", "--cwd", "./tools", "--env", "A=1", "--environment", "B=x=y", "--", "node", "./tools/docs-mcp.mjs", "--port", "0");
+    const result = await cli(
+      "add",
+      "local-docs",
+      "--cwd",
+      "./tools",
+      "--env",
+      "A=1",
+      "--environment",
+      "B=x=y",
+      "--",
+      "node",
+      "./tools/docs-mcp.mjs",
+      "--port",
+      "0",
+    );
     expect(result.exitCode).toBe(0);
     expect(await globalServers()).toEqual({
       "local-docs": { command: "node", args: ["./tools/docs-mcp.mjs", "--port", "0"], cwd: "./tools", environment: { A: "1", B: "x=y" } },
@@ -170,7 +197,19 @@ describe("add (local)", () => {
   });
 
   it("writes repeated --root as the server's roots, and --no-roots as roots: false, saying so", async () => {
-    const result = await cli("add", "fs", "--root", "/srv/data", "--root", "~/notes", "--", "npx", "-y", "@modelcontextprotocol/server-filesystem", "/srv/data");
+    const result = await cli(
+      "add",
+      "fs",
+      "--root",
+      "/srv/data",
+      "--root",
+      "~/notes",
+      "--",
+      "npx",
+      "-y",
+      "@modelcontextprotocol/server-filesystem",
+      "/srv/data",
+    );
     expect(result.exitCode).toBe(0);
     expect(result.output).toContain("(roots: /srv/data, ~/notes)");
     const remote = await cli("add", "docs", "https://x.example.com/mcp", "--no-roots");
@@ -189,7 +228,9 @@ describe("add (local)", () => {
 
 describe("add replaces an existing definition", () => {
   it("replaces the whole definition (no field merge) and says so", async () => {
-    expect((await cli("add", "docs", "https://old.example.com/mcp", "--header", "X-Old=1", "--auth", "bearer", "--token", "t")).exitCode).toBe(0);
+    expect(
+      (await cli("add", "docs", "https://old.example.com/mcp", "--header", "X-Old=1", "--auth", "bearer", "--token", "t")).exitCode,
+    ).toBe(0);
     const result = await cli("add", "docs", "https://new.example.com/mcp");
     expect(result.exitCode).toBe(0);
     expect(result.output).toMatch(/^Replaced global server "docs"/);
@@ -256,7 +297,17 @@ describe("enable / disable", () => {
     expect(await projectServers()).toEqual({ docs: { enabled: false } });
     expect(await globalServers()).toEqual({ docs: { url: "https://mcp.example.com/mcp" } });
     expect(((await cli("list", "--json")).json as { servers: unknown[] }).servers).toEqual([
-      { name: "docs", scope: "global", enabled: false, masked: true, transport: "http", auth: "oauth-on-demand", storedAuth: false, exposure: "direct" },
+      {
+        name: "docs",
+        scope: "global",
+        enabled: false,
+        masked: true,
+        transport: "http",
+        auth: "oauth-on-demand",
+        storedAuth: false,
+        exposure: "auto",
+        definitionTokens: null,
+      },
     ]);
   });
 
@@ -330,7 +381,7 @@ describe("usage errors exit 2 and write nothing", () => {
 });
 
 describe("list", () => {
-  it("--json has exactly the keys valid, errors[{path,message}], servers[{name,scope,enabled,masked,transport,auth,storedAuth,exposure}]", async () => {
+  it("--json has exactly the keys valid, errors[{path,message}], servers[{name,scope,enabled,masked,transport,auth,storedAuth,exposure,definitionTokens}]", async () => {
     const box = sandbox();
     await box.writeJson(box.globalSettings, {
       mcp: {
@@ -355,13 +406,53 @@ describe("list", () => {
       expect(typeof error.message).toBe("string");
     }
     expect(document.servers).toEqual([
-      { name: "broken", scope: "global", enabled: true, masked: false, transport: "http", auth: "oauth-on-demand", storedAuth: false, exposure: "direct" },
-      { name: "legacy", scope: "global", enabled: true, masked: false, transport: "sse", auth: "bearer", storedAuth: false, exposure: "direct" },
-      { name: "local", scope: "global", enabled: true, masked: false, transport: "stdio", auth: "none", storedAuth: false, exposure: "direct" },
-      { name: "remote", scope: "global", enabled: true, masked: false, transport: "http", auth: "oauth", storedAuth: false, exposure: "direct" },
+      {
+        name: "broken",
+        scope: "global",
+        enabled: true,
+        masked: false,
+        transport: "http",
+        auth: "oauth-on-demand",
+        storedAuth: false,
+        exposure: "auto",
+        definitionTokens: null,
+      },
+      {
+        name: "legacy",
+        scope: "global",
+        enabled: true,
+        masked: false,
+        transport: "sse",
+        auth: "bearer",
+        storedAuth: false,
+        exposure: "auto",
+        definitionTokens: null,
+      },
+      {
+        name: "local",
+        scope: "global",
+        enabled: true,
+        masked: false,
+        transport: "stdio",
+        auth: "none",
+        storedAuth: false,
+        exposure: "auto",
+        definitionTokens: null,
+      },
+      {
+        name: "remote",
+        scope: "global",
+        enabled: true,
+        masked: false,
+        transport: "http",
+        auth: "oauth",
+        storedAuth: false,
+        exposure: "auto",
+        definitionTokens: null,
+      },
     ]);
     for (const server of document.servers as Record<string, unknown>[]) {
-      expect(Object.keys(server).sort()).toEqual(["auth", "enabled", "exposure", "masked", "name", "scope", "storedAuth", "transport"]);
+      expect(Object.keys(server).sort()).toEqual(LIST_JSON_SERVER_KEYS);
     }
     expect(JSON.stringify(document)).not.toContain("t0k3n-literal");
   });
@@ -408,10 +499,10 @@ describe("list", () => {
     await cli("add", "own", "--root", "data", "--root", "/srv", "--", "node");
     const result = await cli("list");
     expect(result.output).toMatch(/ROOTS/);
-    expect(result.output).toMatch(/plain\s+global\s+enabled\s+stdio\s+none\s+no\s+direct\s+cwd\s+node$/m);
-    expect(result.output).toMatch(/declines\s+.*direct\s+none\s+node$/m);
+    expect(result.output).toMatch(/plain\s+global\s+enabled\s+stdio\s+none\s+no\s+auto\s+\?\s+cwd\s+node$/m);
+    expect(result.output).toMatch(/declines\s+.*auto\s+\?\s+none\s+node$/m);
     expect(result.output).toContain(`own`);
-    expect(result.output).toMatch(new RegExp(`own\\s+.*direct\\s+${box.projectDir}/data,/srv\\s+node$`, "m"));
+    expect(result.output).toMatch(new RegExp(`own\\s+.*auto\\s+\\?\\s+${box.projectDir}/data,/srv\\s+node$`, "m"));
   });
 });
 
@@ -442,7 +533,10 @@ describe("the Pi surface (hand-built CommandEnvironment)", () => {
     const { env } = piEnvironment(box);
     const runtime = {
       ...env.runtime!,
-      status: async () => ({ config, servers: config.servers.map((entry) => ({ name: entry.name, state: "connected" as const })) as never }),
+      status: async () => ({
+        config,
+        servers: config.servers.map((entry) => ({ name: entry.name, state: "connected" as const })) as never,
+      }),
       reconnect: async (name: string) => void reconnected.push(name),
     };
     const result = await runCommandLine(surfaceCommands("pi"), ["logout", "--all", "--force"], { ...env, runtime });
@@ -459,11 +553,17 @@ describe("the Pi surface (hand-built CommandEnvironment)", () => {
     const runtime = { ...env.runtime!, status: async () => ({ config: undefined as never, servers: [] }) };
     const inPi = await runCommandLine(surfaceCommands("pi"), ["get", "docs"], { ...env, runtime });
     const standalone = await runCli(["get", "docs"], box.projectDir, box.env());
-    for (const [result, width] of [[inPi, 78], [standalone, 80]] as const) {
+    for (const [result, width] of [
+      [inPi, 78],
+      [standalone, 80],
+    ] as const) {
       expect(result.exitCode, result.output).toBe(0);
       const lines = result.output.split("\n");
       expect(lines).toContain(`  url:         ${long}`);
-      const header = lines.slice(lines.findIndex((line) => line.startsWith("  headers:")), lines.findIndex((line) => line.startsWith("  auth:")));
+      const header = lines.slice(
+        lines.findIndex((line) => line.startsWith("  headers:")),
+        lines.findIndex((line) => line.startsWith("  auth:")),
+      );
       expect(header.length, header.join("\n")).toBeGreaterThan(1);
       for (const line of header) expect(line.length, line).toBeLessThanOrEqual(width);
       expect(header.map((line) => line.trim()).join(" ")).toBe(`headers:     X-Workspace: ${workspace}`);
@@ -512,7 +612,9 @@ describe("the Pi surface (hand-built CommandEnvironment)", () => {
   it("list reports stored-auth presence from the credential store", async () => {
     const box = sandbox();
     const { env } = piEnvironment(box, { stored: ["docs"] });
-    await box.writeJson(box.globalSettings, { mcp: { servers: { docs: { url: "https://x.example.com", auth: { type: "oauth" } }, other: { command: "n" } } } });
+    await box.writeJson(box.globalSettings, {
+      mcp: { servers: { docs: { url: "https://x.example.com", auth: { type: "oauth" } }, other: { command: "n" } } },
+    });
     const result = await runCommandLine(surfaceCommands("pi"), ["list"], env);
     expect(result.output).toMatch(/docs\s+global\s+enabled\s+http\s+oauth\s+yes/);
     expect(result.output).toMatch(/other\s+global\s+enabled\s+stdio\s+none\s+no/);

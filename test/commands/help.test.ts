@@ -25,11 +25,14 @@ describe.each(SURFACES)("on the %s surface", (surface) => {
       const examples = examplesFor(command, surface);
       expect(examples.length, command.name).toBeGreaterThanOrEqual(1);
       expect(examples.length, command.name).toBeLessThanOrEqual(3);
-      const taken = new Set(surfaceOptions(command, surface).flatMap(([name, option]) => [`--${name}`, ...(option.short ? [`-${option.short}`] : [])]));
+      const taken = new Set(
+        surfaceOptions(command, surface).flatMap(([name, option]) => [`--${name}`, ...(option.short ? [`-${option.short}`] : [])]),
+      );
       for (const example of examples) {
         expect(example.line.split(" ")[0], example.line).toBe(command.name);
         const [head] = example.line.split(" -- ");
-        for (const flag of head!.match(/(?<=\s)-{1,2}[a-z][a-z-]*/g) ?? []) expect(taken, `${command.name}: ${example.line}`).toContain(flag);
+        for (const flag of head!.match(/(?<=\s)-{1,2}[a-z][a-z-]*/g) ?? [])
+          expect(taken, `${command.name}: ${example.line}`).toContain(flag);
       }
     }
   });
@@ -78,7 +81,11 @@ it("/mcp help (every command) fits Pi's notices in an 80-column terminal: 78 col
 it("an example command line too long for one line continues further in than its description; in the CLI with a shell continuation", () => {
   const auth = commandsOf("cli").find((command) => command.name === "auth")!;
   const text = commandHelp(auth, "cli");
-  expect(text).toContain("  pi-mcp auth docs --callback \\\n          'http://127.0.0.1:19876/mcp/oauth/callback?code=…&state=…'\n      Finish a flow started with --no-open");
+  expect(text).toContain(
+    "  pi-mcp auth docs --callback \\\n          'http://127.0.0.1:19876/mcp/oauth/callback?code=…&state=…'\n      Finish a flow started with --no-open",
+  );
   const inPi = commandHelp(commandsOf("pi").find((command) => command.name === "auth")!, "pi");
-  expect(inPi).toContain("  /mcp auth docs --callback\n          'http://127.0.0.1:19876/mcp/oauth/callback?code=…&state=…'\n      Finish a flow started with --no-open");
+  expect(inPi).toContain(
+    "  /mcp auth docs --callback\n          'http://127.0.0.1:19876/mcp/oauth/callback?code=…&state=…'\n      Finish a flow started with --no-open",
+  );
 });

@@ -66,7 +66,11 @@ describe("-l requires saved project trust", () => {
     const box = sandbox();
     await box.writeJson(box.projectSettings, { mcp: { servers: { p: { command: "node" } } } });
     const before = await box.readText(box.projectSettings);
-    for (const argv of [["remove", "-l", "p"], ["enable", "-l", "p"], ["disable", "--local", "p"]]) {
+    for (const argv of [
+      ["remove", "-l", "p"],
+      ["enable", "-l", "p"],
+      ["disable", "--local", "p"],
+    ]) {
       expect((await cliIn(box.projectDir, ...argv)).exitCode, argv.join(" ")).toBe(1);
     }
     expect(await box.readText(box.projectSettings)).toBe(before);
@@ -161,7 +165,9 @@ describe("the CLI's trust overrides", () => {
     const box = sandbox();
     await box.writeJson(box.projectSettings, { mcp: { servers: { p: { command: "node" } } } });
     const names = async (...argv: string[]) =>
-      (((await cliIn(box.projectDir, "list", "--json", ...argv)).json as { servers: { name: string }[] }).servers).map((server) => server.name);
+      ((await cliIn(box.projectDir, "list", "--json", ...argv)).json as { servers: { name: string }[] }).servers.map(
+        (server) => server.name,
+      );
     expect(await names()).toEqual([]);
     expect(await names("--approve")).toEqual(["p"]);
     await box.trust({ [box.projectDir]: true });

@@ -105,7 +105,10 @@ describe("server definitions", () => {
   });
 
   it("a project definition can turn a global remote server into a local one", async () => {
-    await write({ servers: { docs: { url: "https://global.example.com/mcp" } } }, { servers: { docs: { command: "node", args: ["d.mjs"] } } });
+    await write(
+      { servers: { docs: { url: "https://global.example.com/mcp" } } },
+      { servers: { docs: { command: "node", args: ["d.mjs"] } } },
+    );
     const config = await load();
     expect(config.servers[0]).toMatchObject({ scope: "project", transport: "stdio" });
   });
@@ -155,7 +158,17 @@ describe("masks", () => {
     await write({ servers: { docs: { url: "https://global.example.com/mcp" } } }, { servers: { docs: null } });
     const document = await listJson();
     expect(document.servers).toEqual([
-      { name: "docs", scope: "global", enabled: false, masked: true, transport: "http", auth: "oauth-on-demand", storedAuth: false, exposure: "direct" },
+      {
+        name: "docs",
+        scope: "global",
+        enabled: false,
+        masked: true,
+        transport: "http",
+        auth: "oauth-on-demand",
+        storedAuth: false,
+        exposure: "auto",
+        definitionTokens: null,
+      },
     ]);
     const text = await cli("list");
     expect(text.output).toMatch(/docs\s+global\s+masked\s+http/);
@@ -176,14 +189,27 @@ describe("masks", () => {
     const removed = await cli("remove", "-l", "docs");
     expect(removed.exitCode).toBe(0);
     expect((await listJson()).servers).toEqual([
-      { name: "docs", scope: "global", enabled: true, masked: false, transport: "http", auth: "oauth-on-demand", storedAuth: false, exposure: "direct" },
+      {
+        name: "docs",
+        scope: "global",
+        enabled: true,
+        masked: false,
+        transport: "http",
+        auth: "oauth-on-demand",
+        storedAuth: false,
+        exposure: "auto",
+        definitionTokens: null,
+      },
     ]);
   });
 
   it("enable -l removes a project mask and reveals the global definition again", async () => {
     const box = sandbox();
     await box.trust({ [box.projectDir]: true });
-    await write({ servers: { docs: { url: "https://global.example.com/mcp" } } }, { servers: { docs: { enabled: false }, other: { command: "x" } } });
+    await write(
+      { servers: { docs: { url: "https://global.example.com/mcp" } } },
+      { servers: { docs: { enabled: false }, other: { command: "x" } } },
+    );
     expect((await listJson()).servers[0]).toMatchObject({ name: "docs", masked: true });
     const enabled = await cli("enable", "-l", "docs");
     expect(enabled.exitCode).toBe(0);
@@ -196,7 +222,8 @@ describe("masks", () => {
       transport: "http",
       auth: "oauth-on-demand",
       storedAuth: false,
-      exposure: "direct",
+      exposure: "auto",
+      definitionTokens: null,
     });
   });
 });
@@ -283,16 +310,26 @@ describe("${NAME} expansion", () => {
     });
     expect(oauth!.definition).toMatchObject({
       url: "https://oauth.example.com/mcp",
-      auth: { type: "oauth", clientId: "client-1", clientSecret: "client-secret-value", redirectUri: "http://127.0.0.1:5555/cb", scopes: ["tools.read"] },
+      auth: {
+        type: "oauth",
+        clientId: "client-1",
+        clientSecret: "client-secret-value",
+        redirectUri: "http://127.0.0.1:5555/cb",
+        scopes: ["tools.read"],
+      },
       tools: { include: ["search"] },
     });
     // Every substituted value is remembered as a secret for redaction.
-    for (const value of ["mcp.example.com", "ws-42", "token-value", "client-secret-value", "client-1"]) expect(config.secrets.has(value)).toBe(true);
+    for (const value of ["mcp.example.com", "ws-42", "token-value", "client-secret-value", "client-1"])
+      expect(config.secrets.has(value)).toBe(true);
   });
 
   it("never expands keys (environment names, header names, server names)", async () => {
     await write({
-      servers: { local: { command: "node", environment: { "${KEY}": "v" } }, remote: { url: "https://x.example.com", headers: { "${KEY}": "v" } } },
+      servers: {
+        local: { command: "node", environment: { "${KEY}": "v" } },
+        remote: { url: "https://x.example.com", headers: { "${KEY}": "v" } },
+      },
     });
     const config = await load({ env: { KEY: "EXPANDED" } });
     expect(config.servers.find((server) => server.name === "local")!.definition).toMatchObject({ environment: { "${KEY}": "v" } });

@@ -6,7 +6,15 @@
 import { describe, expect, it } from "vitest";
 import { loadConfig } from "../../src/config/load.ts";
 import { agentDir } from "../../src/config/paths.ts";
-import { REDACTED, createRedactor, safeHead, safeTail, safeText, stripTerminalControls, withoutLeadingFragment } from "../../src/safety/text.ts";
+import {
+  REDACTED,
+  createRedactor,
+  safeHead,
+  safeTail,
+  safeText,
+  stripTerminalControls,
+  withoutLeadingFragment,
+} from "../../src/safety/text.ts";
 import { runCli, useSandbox } from "../helpers/tmp.ts";
 
 const sandbox = useSandbox();
@@ -138,7 +146,17 @@ describe("resolved values never appear in errors or output", () => {
   });
 
   it("a bearer/Authorization conflict in an add reports the path, not the token typed on the command line", async () => {
-    const result = await cli("add", "api", "https://mcp.example.com/mcp", "--auth", "bearer", "--token", SECRET, "--header", `Authorization=Bearer ${SECRET}`);
+    const result = await cli(
+      "add",
+      "api",
+      "https://mcp.example.com/mcp",
+      "--auth",
+      "bearer",
+      "--token",
+      SECRET,
+      "--header",
+      `Authorization=Bearer ${SECRET}`,
+    );
     expect(result.exitCode).toBe(1);
     expect(result.output).toContain("mcp.servers.api.auth");
     expect(result.output).not.toContain(SECRET);
@@ -210,7 +228,9 @@ describe("stripTerminalControls", () => {
   it("safeText redacts a value holding controls as written and as it looks stripped or JSON-escaped, before stripping", () => {
     const redact = createRedactor([`${SECRET}\r`, "hdr-value-1234\r\nX-Other: 1"]);
     expect(safeText(`a=${SECRET}\r b=${SECRET} c="${SECRET}\\r"`, redact)).toBe(`a=${REDACTED} b=${REDACTED} c="${REDACTED}"`);
-    expect(safeText("h=hdr-value-1234\r\nX-Other: 1 | hdr-value-1234\nX-Other: 1 | hdr-value-1234\\r\\nX-Other: 1", redact)).toBe(`h=${REDACTED} | ${REDACTED} | ${REDACTED}`);
+    expect(safeText("h=hdr-value-1234\r\nX-Other: 1 | hdr-value-1234\nX-Other: 1 | hdr-value-1234\\r\\nX-Other: 1", redact)).toBe(
+      `h=${REDACTED} | ${REDACTED} | ${REDACTED}`,
+    );
   });
 });
 

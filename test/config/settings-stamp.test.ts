@@ -21,13 +21,20 @@ afterEach(async () => {
 });
 
 const env = { PATH: "/usr/bin", HOME: "/home/u", API_TOKEN: "one" };
-const stamp = (overrides: Partial<Parameters<typeof settingsDigest>[0]> = {}) => settingsDigest({ agentDir, cwd, trusted: true, env, ...overrides });
+const stamp = (overrides: Partial<Parameters<typeof settingsDigest>[0]> = {}) =>
+  settingsDigest({ agentDir, cwd, trusted: true, env, ...overrides });
 const writeGlobal = (mcp: unknown) => writeFile(join(agentDir, "settings.json"), JSON.stringify({ theme: "dark", mcp }));
 const writeProject = (mcp: unknown) => writeFile(join(cwd, ".pi", "settings.json"), JSON.stringify({ mcp }));
 const remote = { url: "https://mcp.example.test/mcp", auth: { type: "bearer", token: "${API_TOKEN}" } };
 
 function credentials(entry: Record<string, unknown>) {
-  return writeFile(join(agentDir, "mcp-auth.json"), JSON.stringify({ version: 1, servers: { remote: { url: remote.url, client: "dynamic|http://127.0.0.1:19876/mcp/oauth/callback", ...entry } } }));
+  return writeFile(
+    join(agentDir, "mcp-auth.json"),
+    JSON.stringify({
+      version: 1,
+      servers: { remote: { url: remote.url, client: "dynamic|http://127.0.0.1:19876/mcp/oauth/callback", ...entry } },
+    }),
+  );
 }
 
 describe("the settings stamp", () => {

@@ -40,7 +40,10 @@ describe("a symbolic link at settings.json", () => {
     expect(result.exitCode, result.output).toBe(0);
     expect((await lstat(box.globalSettings)).isSymbolicLink()).toBe(true);
     expect(await readlink(box.globalSettings)).toBe("../dotfiles/pi/settings.json");
-    expect(JSON.parse(await readFile(target, "utf8"))).toEqual({ theme: "dark", mcp: { servers: { old: { command: "node" }, docs: DOCS } } });
+    expect(JSON.parse(await readFile(target, "utf8"))).toEqual({
+      theme: "dark",
+      mcp: { servers: { old: { command: "node" }, docs: DOCS } },
+    });
     expect(await strayFiles(box.agentDir, ["settings.json"])).toEqual([]);
     expect(await strayFiles(dotfiles, ["settings.json"])).toEqual([]);
     // Every later mutation goes through the link too.
@@ -147,8 +150,14 @@ describe("a symbolic link at mcp-auth.json", () => {
     const planted = `${JSON.stringify({ version: 1, servers: { docs: { ...binding, tokens: { tokens: { access_token: "planted-token", token_type: "Bearer" }, obtainedAt: 1 } } } })}\n`;
     await writeFile(elsewhere, planted);
     await symlink(elsewhere, store.path);
-    await expect(store.entry("docs", binding)).rejects.toThrow(`${store.path} is a symbolic link, which pi-mcp does not follow for credentials`);
-    await expect(store.updateEntry("docs", binding, (entry) => void (entry.scopeHint = "x"))).rejects.toThrow(/symbolic link/);
+    await expect(store.entry("docs", binding)).rejects.toThrow(
+      `${store.path} is a symbolic link, which pi-mcp does not follow for credentials`,
+    );
+    await expect(
+      store.updateEntry("docs", binding, (entry) => {
+        entry.scopeHint = "x";
+      }),
+    ).rejects.toThrow(/symbolic link/);
     expect(store.identitySync("docs", binding)).toBe("unreadable");
     expect(await store.has("docs", binding)).toBe(false);
     const logout = await runCli(["logout", "docs"], box.projectDir, box.env());
@@ -174,5 +183,13 @@ describe("a symbolic link at mcp-auth.json", () => {
 
 /** Waits until `path` exists (a writer's lock folder appearing). */
 async function waitForPath(path: string, timeoutMs = 15_000): Promise<void> {
-  await eventually(() => lstat(path).then(() => true, () => false), timeoutMs, () => `${path} never appeared`);
+  await eventually(
+    () =>
+      lstat(path).then(
+        () => true,
+        () => false,
+      ),
+    timeoutMs,
+    () => `${path} never appeared`,
+  );
 }

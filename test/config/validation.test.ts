@@ -182,7 +182,9 @@ describe("the three auth shapes", () => {
 describe("bearer auth and a configured Authorization header", () => {
   it.each(["Authorization", "authorization", "AUTHORIZATION"])("rejects bearer auth together with a %s header", async (header) => {
     const config = await load({
-      servers: { remote: { url: "https://mcp.example.com/mcp", headers: { [header]: "Bearer x" }, auth: { type: "bearer", token: "t0k3n" } } },
+      servers: {
+        remote: { url: "https://mcp.example.com/mcp", headers: { [header]: "Bearer x" }, auth: { type: "bearer", token: "t0k3n" } },
+      },
     });
     expectIssues(config, ["mcp.servers.remote.auth"]);
   });
@@ -238,7 +240,11 @@ describe("unknown fields are rejected at every level", () => {
     ["retry", { retry: { jitter: true } }, "mcp.retry.jitter"],
     ["server", { servers: { local: { command: "node", shell: true } } }, "mcp.servers.local.shell"],
     ["auth (none)", { servers: { r: { url: "https://x.example.com", auth: { type: "none", token: "x" } } } }, "mcp.servers.r.auth.token"],
-    ["auth (bearer)", { servers: { r: { url: "https://x.example.com", auth: { type: "bearer", token: "x", scheme: "Token" } } } }, "mcp.servers.r.auth.scheme"],
+    [
+      "auth (bearer)",
+      { servers: { r: { url: "https://x.example.com", auth: { type: "bearer", token: "x", scheme: "Token" } } } },
+      "mcp.servers.r.auth.scheme",
+    ],
     ["tools", { servers: { local: { command: "node", tools: { include: ["a"], only: ["b"] } } } }, "mcp.servers.local.tools.only"],
   ])("rejects an unknown field at the %s", async (_, mcp, path) => {
     const config = await load(mcp);
@@ -273,6 +279,17 @@ describe("types of timeouts and retry", () => {
     const config = await load({ retry: { maxRetries: 0, backoffFactor: 1 } });
     expect(config.issues).toEqual([]);
     expect(config.retry).toMatchObject({ maxRetries: 0, backoffFactor: 1 });
+  });
+
+  it("firstRequestWaitMs is a whole number of milliseconds, 0 or more (5,000 unless set); anything else is refused at its path", async () => {
+    expect((await load({})).firstRequestWaitMs).toBe(5_000);
+    const off = await load({ firstRequestWaitMs: 0 });
+    expect(off.issues).toEqual([]);
+    expect(off.firstRequestWaitMs).toBe(0);
+    for (const wrong of [-1, 2.5, "3000", null, true]) expectIssues(await load({ firstRequestWaitMs: wrong }), ["mcp.firstRequestWaitMs"]);
+    expectIssues(await load({ servers: { local: { command: "node", firstRequestWaitMs: 1_000 } } }), [
+      "mcp.servers.local.firstRequestWaitMs",
+    ]);
   });
 
   it("type error messages do not repeat the settings path", async () => {
@@ -313,7 +330,10 @@ describe("per-server settings", () => {
 
 describe("roots", () => {
   it("accepts roots as false or a list of folders, per server and at the top level, ${NAME} expanded in a server's", async () => {
-    const config = await load({ roots: ["~/work"], servers: { own: { command: "node", roots: ["${ROOT_DIR}", "rel"] }, none: { command: "node", roots: false } } }, { ROOT_DIR: "/srv/data" });
+    const config = await load(
+      { roots: ["~/work"], servers: { own: { command: "node", roots: ["${ROOT_DIR}", "rel"] }, none: { command: "node", roots: false } } },
+      { ROOT_DIR: "/srv/data" },
+    );
     expect(config.issues).toEqual([]);
     expect(config.roots).toEqual(["~/work"]);
     expect(config.servers.find((server) => server.name === "own")!.definition?.roots).toEqual(["/srv/data", "rel"]);
@@ -323,7 +343,11 @@ describe("roots", () => {
   it("rejects roots that are true, a string, or hold an empty or non-string folder, each at its own path", async () => {
     const config = await load({
       roots: true,
-      servers: { a: { command: "node", roots: "/srv" }, b: { url: "https://mcp.example.com/mcp", roots: ["/ok", ""] }, c: { command: "node", roots: [3] } },
+      servers: {
+        a: { command: "node", roots: "/srv" },
+        b: { url: "https://mcp.example.com/mcp", roots: ["/ok", ""] },
+        c: { command: "node", roots: [3] },
+      },
     });
     expectIssues(config, ["mcp.roots", "mcp.servers.a.roots", "mcp.servers.b.roots[1]", "mcp.servers.c.roots[0]"]);
     expect(issueAt(config, "mcp.servers.a.roots")).toBe("must be false or a list of folders (was a string)");
@@ -334,7 +358,10 @@ describe("roots", () => {
 describe("the file of a problem", () => {
   it("every issue names the settings file that holds it, a missing ${NAME} included", async () => {
     const box = sandbox();
-    const config = await load({ retry: { maxRetries: -1 }, servers: { docs: { command: "node", environment: { T: "${PI_MCP_UNSET_VARIABLE}" } } } });
+    const config = await load({
+      retry: { maxRetries: -1 },
+      servers: { docs: { command: "node", environment: { T: "${PI_MCP_UNSET_VARIABLE}" } } },
+    });
     expect(config.issues.map((issue) => [issue.path, issue.file])).toEqual(
       expect.arrayContaining([
         ["mcp.retry.maxRetries", box.globalSettings],
@@ -450,7 +477,14 @@ describe("mcp.features", () => {
   it("switches feature plugins off by name, each other feature staying on", async () => {
     const config = await load({ features: { sampling: false, observer: false, prompts: true }, servers: {} });
     expect(config.valid).toBe(true);
-    expect(config.features).toMatchObject({ sampling: false, observer: false, prompts: true, resources: true, elicitation: true, roots: true });
+    expect(config.features).toMatchObject({
+      sampling: false,
+      observer: false,
+      prompts: true,
+      resources: true,
+      elicitation: true,
+      roots: true,
+    });
   });
 
   it("rejects a feature that is not a boolean, and a name that is no feature, at their paths", async () => {

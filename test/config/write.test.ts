@@ -156,7 +156,9 @@ describe("expansion never happens on write", () => {
     const env = { HOST: "resolved-host.example.com", KEY: "resolved-key" };
     expect((await cli(["disable", "docs"], env)).exitCode).toBe(0);
     expect((await cli(["disable", "-l", "other"], env)).exitCode).toBe(0);
-    expect(await box.readJson(box.globalSettings)).toEqual({ mcp: { servers: { docs: { ...definition, enabled: false }, other: definition } } });
+    expect(await box.readJson(box.globalSettings)).toEqual({
+      mcp: { servers: { docs: { ...definition, enabled: false }, other: definition } },
+    });
     expect(await box.readJson(box.projectSettings)).toEqual({ mcp: { servers: { other: { enabled: false } } } });
   });
 });
@@ -220,7 +222,10 @@ describe("the settings lock", () => {
       async () => expect(await box.readJson(box.globalSettings)).toEqual({ theme: "dark" }),
     );
     expect(result.exitCode).toBe(0);
-    expect(await box.readJson(box.globalSettings)).toEqual({ theme: "dark", mcp: { servers: { docs: { url: "https://mcp.example.com/mcp" } } } });
+    expect(await box.readJson(box.globalSettings)).toEqual({
+      theme: "dark",
+      mcp: { servers: { docs: { url: "https://mcp.example.com/mcp" } } },
+    });
   });
 });
 
@@ -241,7 +246,12 @@ process.stdout.write("done\\n");
 process.exit(0);
 `;
 
-function startWriter(script: string, file: string, prefix: string, count: number): { child: ChildProcess; ready: Promise<void>; exit: Promise<number | null>; stderr: () => string } {
+function startWriter(
+  script: string,
+  file: string,
+  prefix: string,
+  count: number,
+): { child: ChildProcess; ready: Promise<void>; exit: Promise<number | null>; stderr: () => string } {
   const mutate = pathToFileURL(join(REPO_ROOT, "src/config/mutate.ts")).href;
   const child = spawn(nodeBinary(), ["--no-warnings", script, mutate, file, prefix, String(count)], {
     cwd: REPO_ROOT,
@@ -288,7 +298,10 @@ describe("lock contention between two real processes", () => {
     expect(bad).toEqual([]);
     expect(reads).toBeGreaterThan(10);
 
-    const final = (await box.readJson(box.globalSettings)) as { theme: string; mcp: { requestTimeoutMs: number; servers: Record<string, unknown> } };
+    const final = (await box.readJson(box.globalSettings)) as {
+      theme: string;
+      mcp: { requestTimeoutMs: number; servers: Record<string, unknown> };
+    };
     const expected = ["alpha", "beta"].flatMap((prefix) => Array.from({ length: 20 }, (_, i) => `${prefix}-${i}`)).sort();
     expect(Object.keys(final.mcp.servers).sort()).toEqual(expected);
     // The writers really ran at the same time: their additions interleave in the file.

@@ -193,7 +193,7 @@ const SCENARIOS: Record<string, ScenarioRun> = {
   // model resources or prompts yet, so those requests go straight through its SDK client.
   "http-standard-headers": async (session) => {
     await callAll(session, [{ name: "test_headers" }, { name: "my-hyphenated-tool" }]);
-    const client = session.host.connection(SERVER)!.requireClient();
+    const client = session.host.server(SERVER)!.requireClient();
     const { resources } = await client.listResources();
     for (const resource of resources) await client.readResource({ uri: resource.uri });
     const { prompts } = await client.listPrompts();
@@ -248,9 +248,11 @@ function effectiveConfig(url: string, transport: "http" | "sse", auth?: AuthConf
   return {
     valid: true,
     exposure: "direct",
+    contextBudget: DEFAULTS.contextBudget,
     features: Object.fromEntries(FEATURES.map((feature) => [feature, true])) as EffectiveConfig["features"],
     lifecycle: "eager",
     idleTimeoutMs: DEFAULTS.idleTimeoutMs,
+    firstRequestWaitMs: DEFAULTS.firstRequestWaitMs,
     issues: [],
     connectTimeoutMs: CONNECT_TIMEOUT_MS,
     requestTimeoutMs: REQUEST_TIMEOUT_MS,
@@ -283,7 +285,9 @@ async function main(): Promise<number> {
   }
   const context = parseContext(process.env.MCP_CONFORMANCE_CONTEXT);
   const transport = process.env.MCP_CONFORMANCE_TRANSPORT === "sse" ? "sse" : "http";
-  log(`scenario ${scenario || "(none)"} at ${url} over ${transport}${process.env.MCP_CONFORMANCE_PROTOCOL_VERSION ? `, runner wire ${process.env.MCP_CONFORMANCE_PROTOCOL_VERSION}` : ""}`);
+  log(
+    `scenario ${scenario || "(none)"} at ${url} over ${transport}${process.env.MCP_CONFORMANCE_PROTOCOL_VERSION ? `, runner wire ${process.env.MCP_CONFORMANCE_PROTOCOL_VERSION}` : ""}`,
+  );
 
   const root = await mkdtemp(join(tmpdir(), "pi-mcp-conformance-"));
   const authScenario = scenario.startsWith("auth/");
@@ -311,7 +315,7 @@ async function main(): Promise<number> {
   const stateChanges = new Set<() => void>();
   const host = new McpHost(kernel, hostContext, sink, {
     statusChanged: () => {
-      if (host.connection(SERVER)?.state === "retrying") log(`retrying: ${host.connection(SERVER)?.status().cause ?? "?"}`);
+      if (host.server(SERVER)?.state === "retrying") log(`retrying: ${host.server(SERVER)?.status().cause ?? "?"}`);
       for (const wake of [...stateChanges]) wake();
     },
   });
@@ -320,7 +324,7 @@ async function main(): Promise<number> {
     new Promise<void>((resolve) => {
       const check = () => {
         // No connection yet is not a final state: the host creates it once its core is loaded.
-        const state = host.connection(SERVER)?.state;
+        const state = host.server(SERVER)?.state;
         if (state === undefined || !SETTLED.has(state)) return;
         clearTimeout(timer);
         stateChanges.delete(check);
@@ -347,8 +351,9 @@ async function main(): Promise<number> {
         await authorizeAsAPerson(host, definition, store);
         await settle();
       }
-      const status = host.connection(SERVER)?.status();
-      if (status?.state !== "connected") throw new Error(`the server did not connect: ${status?.state ?? "unknown"}${status?.cause ? ` (${status.cause})` : ""}`);
+      const status = host.server(SERVER)?.status();
+      if (status?.state !== "connected")
+        throw new Error(`the server did not connect: ${status?.state ?? "unknown"}${status?.cause ? ` (${status.cause})` : ""}`);
       await host.flushTools();
       log(`connected: protocol ${status.protocolVersion ?? "?"}, tools: ${[...tools.keys()].join(", ") || "none"}`);
       try {
@@ -375,7 +380,7 @@ async function main(): Promise<number> {
 const MAX_REAUTHORIZATIONS = 1;
 
 function needsAuthorization(host: McpHost): boolean {
-  const state = host.connection(SERVER)?.state;
+  const state = host.server(SERVER)?.state;
   return state === "needs_auth" || state === "needs_client_registration";
 }
 
@@ -388,9 +393,15 @@ function needsAuthorization(host: McpHost): boolean {
 async function oauthSettings(scenario: string, context: ScenarioContext): Promise<AuthConfig> {
   const redirectUri = `http://127.0.0.1:${await freePort()}/mcp/oauth/callback`;
   if (typeof context.client_id === "string") {
-    return { type: "oauth", redirectUri, clientId: context.client_id, ...(typeof context.client_secret === "string" && { clientSecret: context.client_secret }) };
+    return {
+      type: "oauth",
+      redirectUri,
+      clientId: context.client_id,
+      ...(typeof context.client_secret === "string" && { clientSecret: context.client_secret }),
+    };
   }
-  if (scenario === "auth/basic-cimd") return { type: "oauth", redirectUri, clientId: "https://conformance-test.local/client-metadata.json" };
+  if (scenario === "auth/basic-cimd")
+    return { type: "oauth", redirectUri, clientId: "https://conformance-test.local/client-metadata.json" };
   return { type: "oauth", redirectUri };
 }
 
@@ -418,7 +429,14 @@ async function authorizeAsAPerson(host: McpHost, definition: RemoteDefinition, s
   for (let attempt = 1; ; attempt++) {
     log("authorizing (the auth command's flow)");
     try {
-      await authorize({ server: SERVER, definition, store, print: (text) => log(text.split("\n")[0]!), timeoutMs: 20_000, connectTimeoutMs: CONNECT_TIMEOUT_MS });
+      await authorize({
+        server: SERVER,
+        definition,
+        store,
+        print: (text) => log(text.split("\n")[0]!),
+        timeoutMs: 20_000,
+        connectTimeoutMs: CONNECT_TIMEOUT_MS,
+      });
       log("authorized; reconnecting");
       break;
     } catch (error) {

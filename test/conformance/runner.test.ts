@@ -51,6 +51,8 @@ describe("scripts/conformance.mjs", () => {
     expect(suites).toHaveLength(4);
     // Outside the four suites are exactly the core scenarios that run one by one.
     const auth = all.filter((scenario) => scenario.startsWith("auth/"));
-    expect(all.filter((scenario) => !auth.includes(scenario)).sort()).toEqual(["elicitation-sep1034-client-defaults", "initialize", "sse-retry", "tools_call"].filter((id) => covered.has(id)).sort());
+    expect(all.filter((scenario) => !auth.includes(scenario)).sort()).toEqual(
+      ["elicitation-sep1034-client-defaults", "initialize", "sse-retry", "tools_call"].filter((id) => covered.has(id)).sort(),
+    );
   });
 });

@@ -18,21 +18,39 @@ function resultsIn(request: { messages: any[] } | undefined): { toolName: string
     if (message.role !== "toolResult") break;
     results.unshift(message);
   }
-  return results.map((result) => ({ toolName: result.toolName, isError: result.isError === true, text: result.content.map((part: any) => part.text ?? "").join("") }));
+  return results.map((result) => ({
+    toolName: result.toolName,
+    isError: result.isError === true,
+    text: result.content.map((part: any) => part.text ?? "").join(""),
+  }));
 }
 
 it("annotations change no registration, no validation, no execution and no permission", async () => {
   const events = join(home.home, "events.jsonl");
-  await home.writeSettings({ mcp: { servers: { ann: { command: NODE, args: [fixturePath("annotated")], environment: { FIXTURE_EVENTS: events } } } } });
+  await home.writeSettings({
+    mcp: { servers: { ann: { command: NODE, args: [fixturePath("annotated")], environment: { FIXTURE_EVENTS: events } } } },
+  });
   const every = (args: Record<string, unknown>): FauxStep => ({ toolCalls: TOOLS.map((name) => ({ name, arguments: args })) });
-  const script: FauxStep[] = [every({ text: "go" }), { text: "ran" }, every({}), { text: "refused" }, every({ text: "forbidden" }), { text: "blocked" }];
+  const script: FauxStep[] = [
+    every({ text: "go" }),
+    { text: "ran" },
+    every({}),
+    { text: "refused" },
+    every({ text: "forbidden" }),
+    { text: "blocked" },
+  ];
   const rpc = await startPiRpc({ home: home.home, cwd: home.cwd, extensions: [REPO_ROOT, PERMISSION_PROBE], script });
   try {
     expect(await mcpInRpc(rpc, "wait")).toContain("ann: connected, 4 tools");
 
     // Registered alike: the same description, schema, exposure and activity; the claims ride along as claims.
     const { records } = await rpc.prompt("/probe_tools");
-    const held = JSON.parse(records.find((record) => record.method === "notify").message) as { name: string; annotations: unknown; active: boolean; rest: unknown }[];
+    const held = JSON.parse(records.find((record) => record.method === "notify").message) as {
+      name: string;
+      annotations: unknown;
+      active: boolean;
+      rest: unknown;
+    }[];
     expect(held.map((tool) => tool.name).sort()).toEqual([...TOOLS].sort());
     const plain = held.find((tool) => tool.name === "mcp__ann__plain")!;
     for (const tool of held) {
@@ -40,12 +58,20 @@ it("annotations change no registration, no validation, no execution and no permi
       expect(tool.active, tool.name).toBe(true);
     }
     expect(held.find((tool) => tool.name === "mcp__ann__odd")!.annotations).toBeNull(); // nothing but real booleans is passed on
-    expect(held.find((tool) => tool.name === "mcp__ann__readonly")!.annotations).toEqual({ readOnlyHint: true, idempotentHint: true, openWorldHint: false });
+    expect(held.find((tool) => tool.name === "mcp__ann__readonly")!.annotations).toEqual({
+      readOnlyHint: true,
+      idempotentHint: true,
+      openWorldHint: false,
+    });
 
     // Run alike, with no question asked (a destructive hint is no reason for a dialog).
     const ran = await rpc.prompt("run them all", { timeoutMs: 30_000 });
-    expect(resultsIn(rpc.requests()[1])).toEqual(TOOLS.map((name) => ({ toolName: name, isError: false, text: `${name.slice("mcp__ann__".length)} ran with go` })));
-    expect(ran.records.filter((record) => record.type === "extension_ui_request" && record.method !== "notify" && record.method !== "setStatus")).toEqual([]);
+    expect(resultsIn(rpc.requests()[1])).toEqual(
+      TOOLS.map((name) => ({ toolName: name, isError: false, text: `${name.slice("mcp__ann__".length)} ran with go` })),
+    );
+    expect(
+      ran.records.filter((record) => record.type === "extension_ui_request" && record.method !== "notify" && record.method !== "setStatus"),
+    ).toEqual([]);
 
     // Validated alike: a read-only claim does not skip the input schema.
     await rpc.prompt("run them without text", { timeoutMs: 30_000 });

@@ -5,7 +5,7 @@ import { chmod, mkdir, readdir, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { fixtureEvents, fixturePath, startHttpFixture, type RunningServer } from "../helpers/servers.ts";
-import { isAlive, until } from "../helpers/host.ts";
+import { eventually, isAlive, until } from "../helpers/host.ts";
 import { mcpInRpc, NODE, PI_VERSIONS, REPO_ROOT, runPi, startPiRpc, usePiHome, type FauxLogEntry, type PiRunResult } from "./harness/pi.ts";
 
 const home = usePiHome();
@@ -30,7 +30,11 @@ async function offer(name: string, spec: ToolSpec): Promise<string> {
 
 /** A `catalog` fixture server reading its tools from `toolsFile` and logging to `events`. */
 function catalogServer(toolsFile: string, events: string, environment: Record<string, string> = {}) {
-  return { command: NODE, args: [fixturePath("catalog")], environment: { FIXTURE_TOOLS_FILE: toolsFile, FIXTURE_EVENTS: events, ...environment } };
+  return {
+    command: NODE,
+    args: [fixturePath("catalog")],
+    environment: { FIXTURE_TOOLS_FILE: toolsFile, FIXTURE_EVENTS: events, ...environment },
+  };
 }
 
 const catalogsDir = () => join(home.agentDir, "pi-mcp/catalogs");
@@ -47,27 +51,59 @@ async function recordCatalogs(options: Partial<Parameters<typeof runPi>[0]> = {}
 
 const mcpTools = (request: FauxLogEntry | undefined) => (request?.toolNames ?? []).filter((name) => name.startsWith("mcp__")).sort();
 const toolResultTexts = (request: FauxLogEntry | undefined) =>
-  (request?.messages ?? []).filter((message) => message.role === "toolResult").map((message) => message.content.map((item: { text?: string }) => item.text ?? "").join(""));
+  (request?.messages ?? [])
+    .filter((message) => message.role === "toolResult")
+    .map((message) => message.content.map((item: { text?: string }) => item.text ?? "").join(""));
 
 describe("a session with the settings of an earlier one", () => {
-  it.each(PI_VERSIONS)("has every tool of a server that takes 3 s to start in its first request, and a call of one in that first turn returns its result without /mcp wait (Pi %s)", async (version) => {
-    const events = join(home.home, "events.jsonl");
-    const tools = await offer("slow", { label: "slow", instructions: "Search before you fetch.", tools: [{ name: "search" }, { name: "fetch" }] });
-    await home.writeSettings({ mcp: { servers: { slow: catalogServer(tools, events, { FIXTURE_START_DELAY_MS: "3000" }) } } });
-    await recordCatalogs({ version });
+  it.each(PI_VERSIONS)(
+    "has every tool of a server that takes 3 s to start in its first request, and a call of one in that first turn returns its result without /mcp wait (Pi %s)",
+    async (version) => {
+      const events = join(home.home, "events.jsonl");
+      const tools = await offer("slow", {
+        label: "slow",
+        instructions: "Search before you fetch.",
+        tools: [{ name: "search" }, { name: "fetch" }],
+      });
+      await home.writeSettings({ mcp: { servers: { slow: catalogServer(tools, events, { FIXTURE_START_DELAY_MS: "3000" }) } } });
+      await recordCatalogs({ version });
 
-    const second = await run(["-p", "find it"], {
-      version,
-      script: [{ toolCall: { name: "mcp__slow__search", arguments: { text: "needle" } } }, { textFromLastToolResult: true, prefix: "got: " }],
-    });
+      const second = await run(["-p", "find it"], {
+        version,
+        script: [
+          { toolCall: { name: "mcp__slow__search", arguments: { text: "needle" } } },
+          { textFromLastToolResult: true, prefix: "got: " },
+        ],
+      });
+      expect(second.code, second.stderr).toBe(0);
+      expect(mcpTools(second.requests[0])).toEqual(["mcp__slow__fetch", "mcp__slow__search"]);
+      expect(second.requests[0]!.systemPrompt).toContain("Search before you fetch.");
+      expect(second.stdout).toContain('got: slow/search {"text":"needle"}');
+      // The call was answered by the server process this run started, once it had started.
+      const started = (await fixtureEvents(events)).filter((event) => event.event === "start");
+      const call = (await fixtureEvents(events)).find((event) => event.event === "call");
+      expect(call?.pid).toBe(started.at(-1)?.pid);
+    },
+  );
+
+  it("whose servers' definitions are identical apart from their names has every server's known tools in its first request", async () => {
+    const events = join(home.home, "events.jsonl");
+    const tools = await offer("twin", { label: "twin", instructions: "Twins answer alike.", tools: [{ name: "echo" }, { name: "ping" }] });
+    const twin = catalogServer(tools, events);
+    await home.writeSettings({ mcp: { servers: { alpha: twin, beta: twin, gamma: twin } } });
+    await recordCatalogs();
+    expect((await readdir(catalogsDir())).filter((name) => name !== "index.json")).toHaveLength(3);
+    // Every server is in the record: a first request with these settings waits for none.
+    const index = JSON.parse(await readFile(join(catalogsDir(), "index.json"), "utf8")) as { starts: { complete?: true }[] };
+    expect(index.starts.map((start) => start.complete)).toEqual([true]);
+    // The same settings, but now no server answers during this run: only their recorded catalogs can offer their tools.
+    await offer("twin", { label: "twin", startDelayMs: 120_000, tools: [{ name: "echo" }, { name: "ping" }] });
+    const second = await run(["-p", "hi"], { script: [{ text: "ok" }] });
     expect(second.code, second.stderr).toBe(0);
-    expect(mcpTools(second.requests[0])).toEqual(["mcp__slow__fetch", "mcp__slow__search"]);
-    expect(second.requests[0]!.systemPrompt).toContain("Search before you fetch.");
-    expect(second.stdout).toContain('got: slow/search {"text":"needle"}');
-    // The call was answered by the server process this run started, once it had started.
-    const started = (await fixtureEvents(events)).filter((event) => event.event === "start");
-    const call = (await fixtureEvents(events)).find((event) => event.event === "call");
-    expect(call?.pid).toBe(started.at(-1)?.pid);
+    expect(mcpTools(second.requests[0])).toEqual(
+      ["alpha", "beta", "gamma"].flatMap((server) => [`mcp__${server}__echo`, `mcp__${server}__ping`]),
+    );
+    expect(second.requests[0]!.systemPrompt).toContain("Twins answer alike.");
   });
 
   it("answers a call of a known tool whose server fails to start with the server's cause", async () => {
@@ -76,7 +112,9 @@ describe("a session with the settings of an earlier one", () => {
     await home.writeSettings({ mcp: { retry: { maxRetries: 0 }, servers: { srv: catalogServer(tools, events) } } });
     await recordCatalogs();
     await offer("srv", { label: "srv", failStart: "cannot open the database /var/db/srv.sqlite", tools: [{ name: "ping" }] });
-    const second = await run(["-p", "go"], { script: [{ toolCall: { name: "mcp__srv__ping", arguments: {} } }, { textFromLastToolResult: true, prefix: "got: " }] });
+    const second = await run(["-p", "go"], {
+      script: [{ toolCall: { name: "mcp__srv__ping", arguments: {} } }, { textFromLastToolResult: true, prefix: "got: " }],
+    });
     expect(second.code, second.stderr).toBe(0);
     expect(mcpTools(second.requests[0])).toEqual(["mcp__srv__ping"]);
     expect(second.stdout).toMatch(/got: .*exited with code 3.*cannot open the database \/var\/db\/srv\.sqlite/s);
@@ -85,10 +123,14 @@ describe("a session with the settings of an earlier one", () => {
   it("answers a call of a known tool whose server does not answer in connectTimeoutMs with that timeout, once it is over", async () => {
     const events = join(home.home, "events.jsonl");
     const tools = await offer("srv", { label: "srv", tools: [{ name: "ping" }] });
-    await home.writeSettings({ mcp: { retry: { maxRetries: 0 }, servers: { srv: { ...catalogServer(tools, events), connectTimeoutMs: 2_000 } } } });
+    await home.writeSettings({
+      mcp: { retry: { maxRetries: 0 }, servers: { srv: { ...catalogServer(tools, events), connectTimeoutMs: 2_000 } } },
+    });
     await recordCatalogs();
     await offer("srv", { label: "srv", startDelayMs: 120_000, tools: [{ name: "ping" }] });
-    const second = await run(["-p", "go"], { script: [{ toolCall: { name: "mcp__srv__ping", arguments: {} } }, { textFromLastToolResult: true, prefix: "got: " }] });
+    const second = await run(["-p", "go"], {
+      script: [{ toolCall: { name: "mcp__srv__ping", arguments: {} } }, { textFromLastToolResult: true, prefix: "got: " }],
+    });
     expect(second.code, second.stderr).toBe(0);
     expect(second.stdout).toMatch(/got: .*took longer than 2000 ms \(connectTimeoutMs\)/s);
     expect(second.durationMs).toBeLessThan(60_000);
@@ -96,7 +138,10 @@ describe("a session with the settings of an earlier one", () => {
 
   it("offers what the server lists now once it connected: unchanged tools stay, a changed one is registered again, a new one is added, a dropped one is withdrawn and its call fails saying so", async () => {
     const events = join(home.home, "events.jsonl");
-    const tools = await offer("srv", { label: "v1", tools: [{ name: "keep" }, { name: "change", description: "Old words." }, { name: "drop" }] });
+    const tools = await offer("srv", {
+      label: "v1",
+      tools: [{ name: "keep" }, { name: "change", description: "Old words." }, { name: "drop" }],
+    });
     await home.writeSettings({ mcp: { servers: { srv: catalogServer(tools, events, { FIXTURE_START_DELAY_MS: "1000" }) } } });
     await recordCatalogs();
     // Same settings, but the server offers something else now.
@@ -114,7 +159,9 @@ describe("a session with the settings of an earlier one", () => {
     expect(mcpTools(second.requests[0])).toEqual(["mcp__srv__change", "mcp__srv__drop", "mcp__srv__keep"]);
     expect(mcpTools(second.requests[1])).toEqual(["mcp__srv__add", "mcp__srv__change", "mcp__srv__keep"]);
     expect(second.requests[1]!.tools.find((tool) => tool.name === "mcp__srv__change")?.description).toBe("New words.");
-    expect(toolResultTexts(second.requests[1])[0]).toMatch(/mcp__srv__drop is not offered any more: server "srv" no longer lists tool "drop"/);
+    expect(toolResultTexts(second.requests[1])[0]).toMatch(
+      /mcp__srv__drop is not offered any more: server "srv" no longer lists tool "drop"/,
+    );
     expect(second.stdout).toContain('got: v2/keep {"text":"k"}');
     // The dropped tool's call never reached the server.
     expect((await fixtureEvents(events)).filter((event) => event.event === "call").map((event) => event.tool)).toEqual(["keep"]);
@@ -129,7 +176,9 @@ describe("a session with the settings of an earlier one", () => {
     const newTools = await offer("new", { label: "new", tools: [{ name: "other" }] });
     await home.writeSettings({ mcp: { servers: { docs: catalogServer(newTools, newEvents, { FIXTURE_START_DELAY_MS: "500" }) } } });
 
-    const second = await run(["-p", "/mcp wait", "go"], { script: [{ toolCall: { name: "mcp__docs__lookup", arguments: {} } }, { textFromLastToolResult: true }] });
+    const second = await run(["-p", "/mcp wait", "go"], {
+      script: [{ toolCall: { name: "mcp__docs__lookup", arguments: {} } }, { textFromLastToolResult: true }],
+    });
     expect(second.code, second.stderr).toBe(0);
     for (const request of second.requests) expect(mcpTools(request)).toEqual(["mcp__docs__other"]);
     expect((await fixtureEvents(newEvents)).filter((event) => event.event === "call")).toEqual([]);
@@ -145,7 +194,9 @@ describe("a session with the settings of an earlier one", () => {
     await recordCatalogs();
     await home.writeSettings({ mcp: { servers: { stay } } });
 
-    const second = await run(["-p", "go"], { script: [{ toolCall: { name: "mcp__gone__vanish", arguments: {} } }, { textFromLastToolResult: true }] });
+    const second = await run(["-p", "go"], {
+      script: [{ toolCall: { name: "mcp__gone__vanish", arguments: {} } }, { textFromLastToolResult: true }],
+    });
     expect(second.code, second.stderr).toBe(0);
     for (const request of second.requests) expect(mcpTools(request)).not.toContain("mcp__gone__vanish");
     expect((await fixtureEvents(goneEvents)).map((event) => event.event)).toEqual(["start"]); // run 1's start; no call, no second start
@@ -161,7 +212,8 @@ describe("a session with the settings of an earlier one", () => {
     it("offers no tool recorded with the old credentials, and sends only the new ones", async () => {
       server = await startHttpFixture("http-basic");
       const remote = { url: server.url, auth: { type: "bearer", token: "${REMOTE_TOKEN}" } };
-      await home.writeSettings({ mcp: { servers: { remote } } });
+      // No first-request wait: only the recorded catalogs could put tools in the first request.
+      await home.writeSettings({ mcp: { firstRequestWaitMs: 0, servers: { remote } } });
       await recordCatalogs({ env: { REMOTE_TOKEN: "old-token-1111" } });
       const recorded = (await readdir(catalogsDir())).filter((name) => name !== "index.json");
       expect(recorded).toHaveLength(1);
@@ -191,7 +243,9 @@ describe("a session with the settings of an earlier one", () => {
     });
     expect(second.code, second.stderr).toBe(0);
     expect(mcpTools(second.requests[0])).toEqual(["mcp__srv__ping"]);
-    expect(second.stdout).toMatch(/got: .*mcp__srv__ping is not offered any more: its tool list was recorded for settings or credentials of server "srv" that have changed since/);
+    expect(second.stdout).toMatch(
+      /got: .*mcp__srv__ping is not offered any more: its tool list was recorded for settings or credentials of server "srv" that have changed since/,
+    );
     expect((await fixtureEvents(events)).filter((event) => event.event === "call")).toEqual([]);
   });
 });
@@ -199,11 +253,21 @@ describe("a session with the settings of an earlier one", () => {
 describe("the catalog files", () => {
   it("never hold a resolved secret: a server whose instructions carry one is not recorded, and neither is the system prompt text", async () => {
     const secret = "sk-live-7f3a9c2e1b";
-    const leaky = await offer("leaky", { label: "leaky", instructions: `Use the key ${secret} for every call.`, tools: [{ name: "spill" }] });
+    const leaky = await offer("leaky", {
+      label: "leaky",
+      instructions: `Use the key ${secret} for every call.`,
+      tools: [{ name: "spill" }],
+    });
     const clean = await offer("clean", { label: "clean", instructions: "Be brief.", tools: [{ name: "tidy" }] });
     const leakyServer = catalogServer(leaky, join(home.home, "leaky.jsonl"));
     await home.writeSettings({
-      mcp: { servers: { leaky: { ...leakyServer, environment: { ...leakyServer.environment, API_KEY: "${API_KEY}" } }, clean: catalogServer(clean, join(home.home, "clean.jsonl")) } },
+      mcp: {
+        firstRequestWaitMs: 0, // only the recorded catalogs could put tools in the first request
+        servers: {
+          leaky: { ...leakyServer, environment: { ...leakyServer.environment, API_KEY: "${API_KEY}" } },
+          clean: catalogServer(clean, join(home.home, "clean.jsonl")),
+        },
+      },
     });
     await recordCatalogs({ env: { API_KEY: secret } });
     for (const name of await readdir(catalogsDir())) expect(await readFile(join(catalogsDir(), name), "utf8"), name).not.toContain(secret);
@@ -215,7 +279,9 @@ describe("the catalog files", () => {
   it("a broken index, a truncated catalog or a catalog readable by others is ignored, Pi runs as without them, and they are written anew", async () => {
     const events = join(home.home, "events.jsonl");
     const tools = await offer("srv", { label: "srv", tools: [{ name: "ping" }] });
-    await home.writeSettings({ mcp: { servers: { srv: catalogServer(tools, events) } } });
+    // No first-request wait: only the recorded catalogs could put tools in the first request. The slow server's 3 s
+    // come on top of its start, which a loaded machine makes slow too: its connect may take longer than the default 10 s.
+    await home.writeSettings({ mcp: { firstRequestWaitMs: 0, connectTimeoutMs: 60_000, servers: { srv: catalogServer(tools, events) } } });
     const index = join(catalogsDir(), "index.json");
     const catalogFile = async () => join(catalogsDir(), (await readdir(catalogsDir())).find((name) => name !== "index.json")!);
     const damages: Array<[string, () => Promise<void>]> = [
@@ -243,7 +309,9 @@ describe("the catalog files", () => {
     // One definition; each process's environment decides which tool list the server reads.
     await home.writeSettings({ mcp: { servers: { srv: catalogServer("${TOOLS_FILE}", events) } } });
     const files = await Promise.all(["a", "b", "c"].map((label) => offer(label, { label, tools: [{ name: `tool_${label}` }] })));
-    const first = await Promise.all(files.map((file) => run(["-p", "/mcp wait", "hi"], { env: { TOOLS_FILE: file }, script: [{ text: "ok" }] })));
+    const first = await Promise.all(
+      files.map((file) => run(["-p", "/mcp wait", "hi"], { env: { TOOLS_FILE: file }, script: [{ text: "ok" }] })),
+    );
     for (const result of first) expect(result.code, result.stderr).toBe(0);
     const index = JSON.parse(await readFile(join(catalogsDir(), "index.json"), "utf8")) as { starts: unknown[] };
     expect(index.starts).toHaveLength(3);
@@ -261,12 +329,20 @@ describe("quitting", () => {
   it("pi -p ends soon after its answer while ten servers are still starting (even ones that ignore SIGTERM), and leaves none of them running", async () => {
     const events = join(home.home, "events.jsonl");
     const tools = await offer("slow", { label: "slow", tools: [{ name: "ping" }] });
-    const servers = Object.fromEntries(Array.from({ length: 10 }, (_, i) => [`slow${i}`, catalogServer(tools, events, { FIXTURE_START_DELAY_MS: "60000", FIXTURE_STUBBORN_START: "1" })]));
-    await home.writeSettings({ mcp: { servers } });
+    const servers = Object.fromEntries(
+      Array.from({ length: 10 }, (_, i) => [
+        `slow${i}`,
+        catalogServer(tools, events, { FIXTURE_START_DELAY_MS: "60000", FIXTURE_STUBBORN_START: "1" }),
+      ]),
+    );
+    // No first-request wait: the model's first request comes while the servers still start.
+    await home.writeSettings({ mcp: { firstRequestWaitMs: 0, servers } });
     // `/mcp status` loads pi-mcp, which starts every server; the model waits (Pi's bash tool) until all ten
     // processes have started, and answers while they still start.
     const allStarted = `for i in $(seq 600); do [ "$(grep -c '"event":"start"' ${JSON.stringify(events)} 2>/dev/null)" -ge 10 ] && break; sleep 0.1; done`;
-    const result = await run(["-p", "/mcp status", "hi"], { script: [{ toolCall: { name: "bash", arguments: { command: allStarted } } }, { text: "answered" }] });
+    const result = await run(["-p", "/mcp status", "hi"], {
+      script: [{ toolCall: { name: "bash", arguments: { command: allStarted } } }, { text: "answered" }],
+    });
     const exitedAt = Date.now();
     const started = (await fixtureEvents(events)).filter((event) => event.event === "start");
     survivors.push(...started.map((event) => event.pid));
@@ -291,7 +367,13 @@ describe("a replaced session (/reload, new session, fork, resume)", () => {
     // No catalog can be written or read (the folder is a file): only the connection pool can hand the tools on.
     await mkdir(join(home.agentDir, "pi-mcp"), { recursive: true });
     await writeFile(catalogsDir(), "not a folder");
-    const rpc = await startPiRpc({ home: home.home, cwd: home.cwd, extensions: [REPO_ROOT, PROBE, TOOLS_AT_START], noSession: false, script: [{ text: "ok" }] });
+    const rpc = await startPiRpc({
+      home: home.home,
+      cwd: home.cwd,
+      extensions: [REPO_ROOT, PROBE, TOOLS_AT_START],
+      noSession: false,
+      script: [{ text: "ok" }],
+    });
     const atStart = () => [...rpc.stderr().matchAll(/\[tools-at-start\] (.*)\n/g)].map((match) => match[1]);
     try {
       await rpc.prompt("/mcp wait");
@@ -319,13 +401,24 @@ describe("a replaced session (/reload, new session, fork, resume)", () => {
 });
 
 describe("a lazy server", () => {
-  const lazyServer = (toolsFile: string, events: string, extra: Record<string, unknown> = {}) => ({ ...catalogServer(toolsFile, events), lifecycle: "lazy", ...extra });
+  const lazyServer = (toolsFile: string, events: string, extra: Record<string, unknown> = {}) => ({
+    ...catalogServer(toolsFile, events),
+    lifecycle: "lazy",
+    ...extra,
+  });
   const starts = async (events: string) => (await fixtureEvents(events)).filter((event) => event.event === "start");
 
   it("with a known catalog starts no process until the model calls one of its tools, then answers it; /mcp status and pi-mcp's list say it is lazy", async () => {
     const events = join(home.home, "events.jsonl");
     const tools = await offer("lazy", { label: "lazy", tools: [{ name: "look" }, { name: "find" }] });
-    await home.writeSettings({ mcp: { servers: { lz: lazyServer(tools, events), eager: catalogServer(await offer("eager", { label: "eager", tools: [{ name: "now" }] }), join(home.home, "eager.jsonl")) } } });
+    await home.writeSettings({
+      mcp: {
+        servers: {
+          lz: lazyServer(tools, events),
+          eager: catalogServer(await offer("eager", { label: "eager", tools: [{ name: "now" }] }), join(home.home, "eager.jsonl")),
+        },
+      },
+    });
     // No catalog yet: it connects once to have one.
     await recordCatalogs();
     expect(await starts(events)).toHaveLength(1);
@@ -336,7 +429,9 @@ describe("a lazy server", () => {
     expect(mcpTools(quiet.requests[0])).toEqual(["mcp__eager__now", "mcp__lz__find", "mcp__lz__look"]);
     expect(await starts(events)).toHaveLength(1); // nothing started it
 
-    const called = await run(["-p", "look"], { script: [{ toolCall: { name: "mcp__lz__look", arguments: { text: "here" } } }, { textFromLastToolResult: true, prefix: "got: " }] });
+    const called = await run(["-p", "look"], {
+      script: [{ toolCall: { name: "mcp__lz__look", arguments: { text: "here" } } }, { textFromLastToolResult: true, prefix: "got: " }],
+    });
     expect(called.code, called.stderr).toBe(0);
     expect(called.stdout).toContain('got: lazy/look {"text":"here"}');
     const [, second] = await starts(events);
@@ -347,6 +442,22 @@ describe("a lazy server", () => {
     expect(listed.stdout).toMatch(/^eager\s+global\s+enabled\s+stdio/m);
   });
 
+  /**
+   * `/mcp status` once it says lz is idle: the server's process ends first, and the
+   * connection reads idle when its close has finished (some tens of ms later).
+   */
+  async function idleStatus(rpc: Awaited<ReturnType<typeof startPiRpc>>): Promise<string> {
+    let status = "";
+    return eventually(
+      async () => {
+        status = await mcpInRpc(rpc, "status");
+        return /lz: idle/.test(status) && status;
+      },
+      30_000,
+      () => `lz never read idle; last status: ${status}`,
+    );
+  }
+
   it("closes after idleTimeoutMs without use, shows idle again, and the next call starts it anew", async () => {
     const events = join(home.home, "events.jsonl");
     const tools = await offer("lazy", { label: "lazy", tools: [{ name: "look" }] });
@@ -355,26 +466,42 @@ describe("a lazy server", () => {
       home: home.home,
       cwd: home.cwd,
       extensions: [REPO_ROOT],
-      script: [{ toolCall: { name: "mcp__lz__look", arguments: { text: "one" } } }, { text: "first done" }, { toolCall: { name: "mcp__lz__look", arguments: { text: "two" } } }, { textFromLastToolResult: true, prefix: "got: " }],
+      script: [
+        { toolCall: { name: "mcp__lz__look", arguments: { text: "one" } } },
+        { text: "first done" },
+        { toolCall: { name: "mcp__lz__look", arguments: { text: "two" } } },
+        { textFromLastToolResult: true, prefix: "got: " },
+      ],
     });
     try {
       // No catalog yet: it connects once, then closes when it has been idle long enough.
       await rpc.prompt("/mcp wait");
       const [first] = await starts(events);
       expect(first).toBeDefined();
-      await until(() => !isAlive(first!.pid), 30_000, () => "the idle lazy server was not closed");
-      expect(await mcpInRpc(rpc, "status")).toMatch(/lz: idle, lazy: not running, 1 tools known/);
+      await until(
+        () => !isAlive(first!.pid),
+        30_000,
+        () => "the idle lazy server was not closed",
+      );
+      expect(await idleStatus(rpc)).toMatch(/lz: idle, lazy: not running, 1 tools known/);
 
       await rpc.prompt("call it");
       const called = await starts(events);
       expect(called).toHaveLength(2);
-      await until(() => !isAlive(called[1]!.pid), 30_000, () => "the lazy server was not closed after its call");
-      expect(await mcpInRpc(rpc, "status")).toMatch(/lz: idle/);
+      await until(
+        () => !isAlive(called[1]!.pid),
+        30_000,
+        () => "the lazy server was not closed after its call",
+      );
+      expect(await idleStatus(rpc)).toMatch(/lz: idle/);
 
       await rpc.prompt("again");
       const all = await starts(events);
       expect(all).toHaveLength(3);
-      expect((await fixtureEvents(events)).filter((event) => event.event === "call").map((event) => event.pid)).toEqual([all[1]!.pid, all[2]!.pid]);
+      expect((await fixtureEvents(events)).filter((event) => event.event === "call").map((event) => event.pid)).toEqual([
+        all[1]!.pid,
+        all[2]!.pid,
+      ]);
     } finally {
       await rpc.close();
     }

@@ -10,8 +10,19 @@ const EVERYTHING = join(REPO_ROOT, "node_modules/@modelcontextprotocol/server-ev
 const home = usePiHome();
 
 async function run(server: Record<string, unknown>, script: FauxStep[], version: PiVersion = "1.6") {
-  await writeFile(join(home.agentDir, "settings.json"), JSON.stringify({ mcp: { servers: { everything: { command: NODE, args: [EVERYTHING, "stdio"], ...server } } } }));
-  return runPi({ version, home: home.home, cwd: home.cwd, extensions: [REPO_ROOT], args: ["-p", "/mcp wait", "go"], script, timeoutMs: 90_000 });
+  await writeFile(
+    join(home.agentDir, "settings.json"),
+    JSON.stringify({ mcp: { servers: { everything: { command: NODE, args: [EVERYTHING, "stdio"], ...server } } } }),
+  );
+  return runPi({
+    version,
+    home: home.home,
+    cwd: home.cwd,
+    extensions: [REPO_ROOT],
+    args: ["-p", "/mcp wait", "go"],
+    script,
+    timeoutMs: 90_000,
+  });
 }
 
 it("a deferred tool is not declared, is found through tool_search, and its call returns the MCP result", async () => {
@@ -55,7 +66,11 @@ it("a hidden tool is unreachable while the server's direct tools work as before"
 });
 
 it("on Pi 0.84, which has no exposure, deferred tools are offered directly after one notice", async () => {
-  const result = await run({ exposure: "deferred" }, [{ toolCall: { name: "mcp__everything__echo", arguments: { message: "old pi" } } }, { textFromLastToolResult: true }], "0.84");
+  const result = await run(
+    { exposure: "deferred" },
+    [{ toolCall: { name: "mcp__everything__echo", arguments: { message: "old pi" } } }, { textFromLastToolResult: true }],
+    "0.84",
+  );
   expect(result.code).toBe(0);
   expect(result.stderr.match(/does not support tool exposure/g)).toHaveLength(1);
   expect(result.requests[0]!.toolNames).toContain("mcp__everything__echo");

@@ -81,7 +81,7 @@ describe.each(PI_VERSIONS)("harness on Pi %s", (version) => {
       await rpc.prompt("again");
       expect((await rpc.send({ type: "get_last_assistant_text" })).data.text).toBe("two");
       expect(rpc.requests().map((q) => q.messages.length)).toEqual([1, 1]);
-      expect(rpc.stderr()).toMatch(/reason=startup mode=rpc hasUI=true[^]*reason=reload[^]*reason=new/);
+      expect(rpc.stderr()).toMatch(/reason=startup mode=rpc hasUI=true[\s\S]*reason=reload[\s\S]*reason=new/);
     } finally {
       expect(await rpc.close()).toEqual({ code: 0, signal: null });
     }

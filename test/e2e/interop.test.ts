@@ -23,7 +23,8 @@ let postgres: RunningPostgres;
 let http: RunningServer;
 let sse: RunningServer;
 beforeAll(async () => {
-  if (!existsSync(CLI_BIN)) execFileSync("unbuild", [], { cwd: REPO_ROOT, env: { ...process.env, PATH: projectPath() }, stdio: "ignore", timeout: 120_000 });
+  if (!existsSync(CLI_BIN))
+    execFileSync("unbuild", [], { cwd: REPO_ROOT, env: { ...process.env, PATH: projectPath() }, stdio: "ignore", timeout: 120_000 });
   [postgres, http, sse] = await Promise.all([startPostgres(), startEverything("streamableHttp"), startEverything("sse")]);
   await postgres.sql("CREATE TABLE items (id integer PRIMARY KEY, name text); INSERT INTO items VALUES (1, 'first item')");
 }, 90_000);
@@ -42,15 +43,23 @@ function scene(served: string) {
       says: "a note in the served folder",
     },
     memory: {
-      definition: packageServer("@modelcontextprotocol/server-memory", [], { environment: { MEMORY_FILE_PATH: join(served, "memory.jsonl") } }),
+      definition: packageServer("@modelcontextprotocol/server-memory", [], {
+        environment: { MEMORY_FILE_PATH: join(served, "memory.jsonl") },
+      }),
       counts: { resourceTemplates: 0, prompts: 0 },
-      call: { name: "mcp__memory__create_entities", arguments: { entities: [{ name: "pi-mcp", entityType: "project", observations: ["speaks MCP"] }] } },
+      call: {
+        name: "mcp__memory__create_entities",
+        arguments: { entities: [{ name: "pi-mcp", entityType: "project", observations: ["speaks MCP"] }] },
+      },
       says: '"name": "pi-mcp"',
     },
     thinking: {
       definition: packageServer("@modelcontextprotocol/server-sequential-thinking"),
       counts: { tools: 1, resources: 0, resourceTemplates: 0, prompts: 0 },
-      call: { name: "mcp__thinking__sequentialthinking", arguments: { thought: "one step is enough", thoughtNumber: 1, totalThoughts: 1, nextThoughtNeeded: false } },
+      call: {
+        name: "mcp__thinking__sequentialthinking",
+        arguments: { thought: "one step is enough", thoughtNumber: 1, totalThoughts: 1, nextThoughtNeeded: false },
+      },
       says: '"thoughtNumber": 1',
     },
     postgres: {
@@ -107,27 +116,49 @@ it("every real server passes pi-mcp test, and a real Pi's model calls a tool of 
   await mkdir(served);
   await writeFile(join(served, "note.txt"), "a note in the served folder");
   const servers = scene(served);
-  await home.writeSettings({ mcp: { connectTimeoutMs: 30_000, servers: Object.fromEntries(Object.entries(servers).map(([name, server]) => [name, server.definition])) } });
+  await home.writeSettings({
+    mcp: {
+      connectTimeoutMs: 30_000,
+      servers: Object.fromEntries(Object.entries(servers).map(([name, server]) => [name, server.definition])),
+    },
+  });
 
   // pi-mcp test, the built program, as a person would run it.
   const env = { PATH: projectPath(), HOME: home.home, PI_CODING_AGENT_DIR: home.agentDir };
   const test = await runProcess(nodePath(), [CLI_BIN, "test", "--all", "--json"], { cwd: home.cwd, env, timeoutMs: 120_000 });
-  const tested = new Map(((JSON.parse(test.stdout) as { servers: Tested[] }).servers).map((server) => [server.name, server]));
+  const tested = new Map((JSON.parse(test.stdout) as { servers: Tested[] }).servers.map((server) => [server.name, server]));
   expect(test.code, test.stdout).toBe(0);
   for (const [name, server] of Object.entries(servers)) {
     expect(tested.get(name), name).toMatchObject({ ok: true, error: null, ...server.counts });
   }
 
   // One real Pi: the model calls one tool of every server, in turn, then repeats the last answer.
-  const script: FauxStep[] = [...Object.values(servers).map((server) => ({ toolCall: server.call })), { toolCall: { name: "mcp__fastmcp__roots", arguments: {} } }, { textFromLastToolResult: true, prefix: "roots: " }];
-  const run = await runPi({ home: home.home, cwd: home.cwd, extensions: [REPO_ROOT], args: ["-p", "/mcp wait --timeout 60000", "use every server once"], script, timeoutMs: 150_000 });
+  const script: FauxStep[] = [
+    ...Object.values(servers).map((server) => ({ toolCall: server.call })),
+    { toolCall: { name: "mcp__fastmcp__roots", arguments: {} } },
+    { textFromLastToolResult: true, prefix: "roots: " },
+  ];
+  const run = await runPi({
+    home: home.home,
+    cwd: home.cwd,
+    extensions: [REPO_ROOT],
+    args: ["-p", "/mcp wait --timeout 60000", "use every server once"],
+    script,
+    timeoutMs: 150_000,
+  });
   expect(run.code, run.stderr).toBe(0);
-  for (const name of Object.keys(servers)) expect(run.stdout).toMatch(new RegExp(`^${name}: connected, ${tested.get(name)!.tools} tools`, "m"));
+  for (const name of Object.keys(servers))
+    expect(run.stdout).toMatch(new RegExp(`^${name}: connected, ${tested.get(name)!.tools} tools`, "m"));
   const offered = run.requests[0]!.toolNames;
   expect(offered).toContain("mcp__apps__get-system-info");
   expect(offered).not.toContain("mcp__apps__poll-system-stats");
   Object.values(servers).forEach((server, index) => {
-    const result = run.requests[index + 1]!.messages.at(-1) as { role: string; toolName: string; isError?: boolean; content: { type: string; text?: string }[] };
+    const result = run.requests[index + 1]!.messages.at(-1) as {
+      role: string;
+      toolName: string;
+      isError?: boolean;
+      content: { type: string; text?: string }[];
+    };
     expect(result, server.call.name).toMatchObject({ role: "toolResult", toolName: server.call.name });
     expect(result.isError, server.call.name).toBeFalsy();
     expect(result.content.map((item) => item.text ?? "").join("\n"), server.call.name).toContain(server.says);

@@ -13,12 +13,18 @@ import { mcpInRpc, NODE, REPO_ROOT, startPiRpc, usePiHome, type FauxStep, type P
 const home = usePiHome();
 
 /** The model calls one MCP tool, then says what it got. */
-const callAndTell = (name: string, args: Record<string, unknown> = {}): FauxStep[] => [{ toolCall: { name, arguments: args } }, { textFromLastToolResult: true, prefix: "got: " }];
+const callAndTell = (name: string, args: Record<string, unknown> = {}): FauxStep[] => [
+  { toolCall: { name, arguments: args } },
+  { textFromLastToolResult: true, prefix: "got: " },
+];
 
 /** The final assistant text of the run that `records` holds. */
 function reply(records: any[]): string {
   const end = records.filter((record) => record.type === "message_end" && record.message?.role === "assistant").at(-1);
-  return (end?.message?.content ?? []).filter((part: any) => part.type === "text").map((part: any) => part.text).join("");
+  return (end?.message?.content ?? [])
+    .filter((part: any) => part.type === "text")
+    .map((part: any) => part.text)
+    .join("");
 }
 
 async function ask(rpc: PiRpc, message: string): Promise<string> {
@@ -72,7 +78,11 @@ describe("test beside a live session", () => {
       expect(temporary).toHaveLength(2);
       for (const pid of temporary) {
         expect(seen.some((event) => event.pid === pid && event.event === "stdin-end")).toBe(true);
-        await until(() => !isAlive(pid), 30_000, () => `temporary server ${pid} is still running`);
+        await until(
+          () => !isAlive(pid),
+          30_000,
+          () => `temporary server ${pid} is still running`,
+        );
       }
       expect(seen.filter((event) => event.pid === live).map((event) => event.event)).toEqual(["start", "call", "call"]);
       expect(isAlive(live)).toBe(true);
@@ -89,7 +99,12 @@ describe("/mcp reconnect", () => {
     const events = join(home.home, "events.jsonl");
     const refuse = join(home.home, "refuse");
     await home.writeSettings({ mcp: { retry: { maxRetries: 0 }, servers: { w: witness(events, { FIXTURE_FAIL_WHILE: refuse }) } } });
-    const rpc = await startPiRpc({ home: home.home, cwd: home.cwd, extensions: [REPO_ROOT], script: [...callAndTell("mcp__w__count"), ...callAndTell("mcp__w__count")] });
+    const rpc = await startPiRpc({
+      home: home.home,
+      cwd: home.cwd,
+      extensions: [REPO_ROOT],
+      script: [...callAndTell("mcp__w__count"), ...callAndTell("mcp__w__count")],
+    });
     try {
       expect(await mcpInRpc(rpc, "wait")).toContain("w: connected");
       const [first] = (await fixtureEvents(events)).filter((event) => event.event === "start");
@@ -100,7 +115,11 @@ describe("/mcp reconnect", () => {
       const second = starts[1]!.pid;
       expect(second).not.toBe(first!.pid);
       expect((await fixtureEvents(events)).some((event) => event.pid === first!.pid && event.event === "stdin-end")).toBe(true);
-      await until(() => !isAlive(first!.pid), 30_000, () => "the replaced server is still running");
+      await until(
+        () => !isAlive(first!.pid),
+        30_000,
+        () => "the replaced server is still running",
+      );
       expect(await ask(rpc, "count")).toBe(`got: pid=${second} calls=1`);
 
       // It fails for good (no retries left); once it can start again, reconnect brings it back.
@@ -121,14 +140,23 @@ describe("/mcp reconnect", () => {
 describe("a failed connection never rolls back the setting", () => {
   it("/mcp add and /mcp enable persist first; a server that cannot start fails in the background and its setting stays", async () => {
     const settingsFile = join(home.agentDir, "settings.json");
-    await home.writeSettings({ theme: "dark", mcp: { connectTimeoutMs: 5_000, retry: { maxRetries: 0 }, servers: { off: { command: "/nonexistent/pi-mcp-test/server", enabled: false } } } });
+    await home.writeSettings({
+      theme: "dark",
+      mcp: {
+        connectTimeoutMs: 5_000,
+        retry: { maxRetries: 0 },
+        servers: { off: { command: "/nonexistent/pi-mcp-test/server", enabled: false } },
+      },
+    });
     const rpc = await startPiRpc({ home: home.home, cwd: home.cwd, extensions: [REPO_ROOT] });
     const settings = async () => JSON.parse(await readFile(settingsFile, "utf8"));
     try {
       await mcpInRpc(rpc, "wait");
       // A command that does not exist, and a server that never answers initialize (it times out).
       expect(await mcpInRpc(rpc, "add missing -- /nonexistent/pi-mcp-test/server --flag")).toMatch(/^Added global server "missing"/);
-      expect(await mcpInRpc(rpc, `add mute --env FIXTURE_HANG=initialize -- ${NODE} ${fixturePath("hang")}`)).toMatch(/^Added global server "mute"/);
+      expect(await mcpInRpc(rpc, `add mute --env FIXTURE_HANG=initialize -- ${NODE} ${fixturePath("hang")}`)).toMatch(
+        /^Added global server "mute"/,
+      );
       // Persisted first, connected in the background: the command returned while `mute` was still connecting.
       expect(await mcpInRpc(rpc, "status")).toMatch(/^mute: connecting/m);
       expect(await mcpInRpc(rpc, "enable off")).toMatch(/^Enabled global server "off"/);

@@ -20,22 +20,29 @@ const REPLACED_WARNING = "built-in extension `mcp` was not loaded";
 describe("/mcp get and /mcp help in a live session", () => {
   it("/mcp get shows the definition and its live connection; /mcp help get shows its usage and examples, without the CLI's --json", async () => {
     const basic = fixtureCommand("basic");
-    await home.writeSettings({ mcp: { servers: { basic: { command: basic.command, args: basic.args, environment: { TOKEN: "${PI_MCP_GET_TOKEN}" } } } } });
-    const rpc = await startPiRpc({ home: home.home, cwd: home.cwd, extensions: [REPO_ROOT], env: { PI_MCP_GET_TOKEN: "resolved-get-token" } });
+    await home.writeSettings({
+      mcp: { servers: { basic: { command: basic.command, args: basic.args, environment: { TOKEN: "${PI_MCP_GET_TOKEN}" } } } },
+    });
+    const rpc = await startPiRpc({
+      home: home.home,
+      cwd: home.cwd,
+      extensions: [REPO_ROOT],
+      env: { PI_MCP_GET_TOKEN: "resolved-get-token" },
+    });
     try {
       expect(await mcpInRpc(rpc, "wait")).toContain("basic: connected");
       const shown = await mcpInRpc(rpc, "get basic");
-      expect(shown).toMatch(/^basic\n  scope:\s+global \(/);
+      expect(shown).toMatch(/^basic\n {2}scope:\s+global \(/);
       // Long values wrap at 80 columns, continuing under themselves.
       expect(shown.replace(/\n {15}/g, " ")).toContain(`  command:     ${basic.command} ${basic.args.join(" ")}`);
       expect(shown).toContain("  environment: TOKEN=${PI_MCP_GET_TOKEN}");
-      expect(shown).toMatch(/^  status:\s+connected, 3 tools, protocol \S+$/m);
+      expect(shown).toMatch(/^ {2}status:\s+connected, 3 tools, protocol \S+$/m);
       expect(shown).not.toContain("resolved-get-token");
 
       const help = await mcpInRpc(rpc, "help get");
       expect(help).toMatch(/^\/mcp get: Show one server definition/);
       expect(help).toContain("Usage:\n  /mcp get <server>\n");
-      expect(help).toMatch(/^Examples:\n  \/mcp get docs\n/m);
+      expect(help).toMatch(/^Examples:\n {2}\/mcp get docs\n/m);
       expect(help).not.toContain("--json");
       expect(await mcpInRpc(rpc, "help")).toContain("/mcp get <server>");
     } finally {
@@ -47,7 +54,10 @@ describe("/mcp get and /mcp help in a live session", () => {
 describe("pi-mcp setup", () => {
   it("after setup Pi no longer warns that /mcp replaced its built-in MCP, and the server Pi's mcp.json named is connected by pi-mcp", async () => {
     const basic = fixtureCommand("basic");
-    await writeFile(join(home.agentDir, "mcp.json"), JSON.stringify({ mcpServers: { basic: { command: basic.command, args: basic.args } } }));
+    await writeFile(
+      join(home.agentDir, "mcp.json"),
+      JSON.stringify({ mcpServers: { basic: { command: basic.command, args: basic.args } } }),
+    );
     await home.writeSettings({ theme: "dark", extensions: [] });
     const pi = () => runPi({ home: home.home, cwd: home.cwd, extensions: [REPO_ROOT], args: ["-p", "/mcp wait"], timeoutMs: 90_000 });
 
@@ -57,11 +67,21 @@ describe("pi-mcp setup", () => {
     expect(before.stdout).toContain("No MCP servers are configured.");
 
     // In Pi, a dry run changes nothing.
-    const dry = await runPi({ home: home.home, cwd: home.cwd, extensions: [REPO_ROOT], args: ["-p", "/mcp setup --dry-run"], timeoutMs: 90_000 });
+    const dry = await runPi({
+      home: home.home,
+      cwd: home.cwd,
+      extensions: [REPO_ROOT],
+      args: ["-p", "/mcp setup --dry-run"],
+      timeoutMs: 90_000,
+    });
     expect(dry.stdout).toContain('would be turned off: "-builtin:mcp" would be added to extensions');
     expect(JSON.parse(await readFile(join(home.agentDir, "settings.json"), "utf8"))).toEqual({ theme: "dark", extensions: [] });
 
-    const setup = await runProcess(nodeBinary(), [CLI_BIN, "setup"], { cwd: home.cwd, env: { PATH: projectPath(), HOME: home.home, PI_CODING_AGENT_DIR: home.agentDir }, timeoutMs: 60_000 });
+    const setup = await runProcess(nodeBinary(), [CLI_BIN, "setup"], {
+      cwd: home.cwd,
+      env: { PATH: projectPath(), HOME: home.home, PI_CODING_AGENT_DIR: home.agentDir },
+      timeoutMs: 60_000,
+    });
     expect(setup.code, setup.stderr).toBe(0);
     expect(setup.stdout).toMatch(/✓ basic: fixture-basic/);
 

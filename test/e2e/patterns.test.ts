@@ -11,7 +11,10 @@ const home = usePiHome();
 for (const version of PI_VERSIONS) {
   it(`Pi ${version}: arguments that make a server's input pattern backtrack exponentially are refused by pi-mcp's check, naming the pattern, and the turn goes on (Pi's own check runs no pattern)`, async () => {
     await home.writeSettings({ mcp: { servers: { r: { command: NODE, args: [fixturePath("redos")] } } } });
-    const run = await runPiWithMcp(home, "go", callThenRepeat("mcp__r__echo", { text: `${"a".repeat(34)}!` }), { version, timeoutMs: 60_000 });
+    const run = await runPiWithMcp(home, "go", callThenRepeat("mcp__r__echo", { text: `${"a".repeat(34)}!` }), {
+      version,
+      timeoutMs: 60_000,
+    });
     expect(run.timedOut, run.stderr).toBe(false);
     expect(run.code, run.stderr).toBe(0);
     const results = run.requests.flatMap((request) => request.messages.filter((message: any) => message.role === "toolResult"));

@@ -13,11 +13,17 @@ const home = usePiHome();
 
 it("a 2026-07-28 connection taken over after /reload keeps its one prompt-change stream: the next session opens no second one", async () => {
   const events = join(home.home, "requests.jsonl");
-  await home.writeSettings({ mcp: { servers: { modern: { command: NODE, args: [PROMPT_SERVER_2026], environment: { FIXTURE_EVENTS: events } } } } });
+  await home.writeSettings({
+    mcp: { servers: { modern: { command: NODE, args: [PROMPT_SERVER_2026], environment: { FIXTURE_EVENTS: events } } } },
+  });
   const script = [{ toolCall: { name: "mcp__modern__add-prompt", arguments: { name: "retro" } } }, { text: "added" }];
   const rpc = await startPiRpc({ home: home.home, cwd: home.cwd, extensions: [REPO_ROOT, PROBE], script });
   const promptStreams = (list: readonly FixtureEvent[]) =>
-    list.filter((event) => event.method === "subscriptions/listen" && (event.params?.notifications as { promptsListChanged?: boolean } | undefined)?.promptsListChanged === true);
+    list.filter(
+      (event) =>
+        event.method === "subscriptions/listen" &&
+        (event.params?.notifications as { promptsListChanged?: boolean } | undefined)?.promptsListChanged === true,
+    );
   try {
     expect(await mcpInRpc(rpc, "wait")).toMatch(/^modern: connected/m);
     await fixtureEvent(events, (event) => promptStreams([event]).length === 1);

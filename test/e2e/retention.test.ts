@@ -65,8 +65,16 @@ it("keeps one Streamable HTTP session and one SSE stream across /reload, new_ses
     await reusedBoth("after fork");
 
     // The adopted connections serve the new session's calls.
-    expect((await rpc.prompt("echo over http")).records.some((record) => record.type === "message_end" && JSON.stringify(record.message?.content).includes("still http"))).toBe(true);
-    expect((await rpc.prompt("echo over sse")).records.some((record) => record.type === "message_end" && JSON.stringify(record.message?.content).includes("still sse"))).toBe(true);
+    expect(
+      (await rpc.prompt("echo over http")).records.some(
+        (record) => record.type === "message_end" && JSON.stringify(record.message?.content).includes("still http"),
+      ),
+    ).toBe(true);
+    expect(
+      (await rpc.prompt("echo over sse")).records.some(
+        (record) => record.type === "message_end" && JSON.stringify(record.message?.content).includes("still sse"),
+      ),
+    ).toBe(true);
     expect(await stats(http)).toEqual({ sessions: 1, initialized: 1 });
     expect(await stats(sse)).toEqual({ streams: 1, initialized: 1 });
   } finally {

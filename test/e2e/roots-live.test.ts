@@ -20,10 +20,14 @@ async function logOf(rpc: PiRpc): Promise<{ text: string; applied: number; attem
 
 /** Waits until the log says the server applied roots `count` times. */
 function appliedTimes(rpc: PiRpc, count: number) {
-  return eventually(async () => {
-    const log = await logOf(rpc);
-    return log.applied >= count && log;
-  }, 30_000, () => `the filesystem server did not apply roots ${count} times`).catch(async (error) => {
+  return eventually(
+    async () => {
+      const log = await logOf(rpc);
+      return log.applied >= count && log;
+    },
+    30_000,
+    () => `the filesystem server did not apply roots ${count} times`,
+  ).catch(async (error) => {
     throw new Error(`${error.message}\n${(await logOf(rpc)).text}`);
   });
 }

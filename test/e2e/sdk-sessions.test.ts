@@ -24,12 +24,21 @@ it("gives two live sessions of one process two server processes", async () => {
   process.env.PI_CODING_AGENT_DIR = agentDir;
   const startLog = join(root, "starts.log");
   const fixture = join(REPO_ROOT, "test/fixtures/servers/crash.mjs");
-  await writeFile(join(agentDir, "settings.json"), JSON.stringify({ mcp: { servers: { one: { command: NODE, args: [fixture], environment: { FIXTURE_START_LOG: startLog } } } } }));
+  await writeFile(
+    join(agentDir, "settings.json"),
+    JSON.stringify({ mcp: { servers: { one: { command: NODE, args: [fixture], environment: { FIXTURE_START_LOG: startLog } } } } }),
+  );
 
   const open = async () => {
     const resourceLoader = new DefaultResourceLoader({ cwd, agentDir, extensionFactories: [piMcp] });
     await resourceLoader.reload();
-    const { session } = await createAgentSession({ cwd, agentDir, resourceLoader, settingsManager: SettingsManager.create(cwd, agentDir), sessionManager: SessionManager.inMemory() });
+    const { session } = await createAgentSession({
+      cwd,
+      agentDir,
+      resourceLoader,
+      settingsManager: SettingsManager.create(cwd, agentDir),
+      sessionManager: SessionManager.inMemory(),
+    });
     await session.bindExtensions({});
     return session;
   };

@@ -34,14 +34,31 @@ function spillPath(requests: FauxLogEntry[]): string {
 describe.each(PI_VERSIONS)("Pi %s", (version) => {
   it("a run with --no-session removes its folder when it ends; a saved session keeps it, naming its session file", async () => {
     await home.writeSettings(servers);
-    const ephemeral = await runPi({ version, home: home.home, cwd: home.cwd, extensions: [REPO_ROOT], args: ["-p", "/mcp wait", "go"], script: SPILL_SCRIPT, timeoutMs: 60_000 });
+    const ephemeral = await runPi({
+      version,
+      home: home.home,
+      cwd: home.cwd,
+      extensions: [REPO_ROOT],
+      args: ["-p", "/mcp wait", "go"],
+      script: SPILL_SCRIPT,
+      timeoutMs: 60_000,
+    });
     expect(ephemeral.code, ephemeral.stderr).toBe(0);
     const spilled = spillPath(ephemeral.requests);
     expect(spilled.startsWith(sessions())).toBe(true);
     expect(existsSync(spilled)).toBe(false);
     expect(await folders()).toEqual([]);
 
-    const saved = await runPi({ version, home: home.home, cwd: home.cwd, extensions: [REPO_ROOT], args: ["-p", "/mcp wait", "go"], script: SPILL_SCRIPT, noSession: false, timeoutMs: 60_000 });
+    const saved = await runPi({
+      version,
+      home: home.home,
+      cwd: home.cwd,
+      extensions: [REPO_ROOT],
+      args: ["-p", "/mcp wait", "go"],
+      script: SPILL_SCRIPT,
+      noSession: false,
+      timeoutMs: 60_000,
+    });
     expect(saved.code, saved.stderr).toBe(0);
     const [id] = await folders();
     expect(id).toBeDefined();
@@ -56,7 +73,14 @@ describe.each(PI_VERSIONS)("Pi %s", (version) => {
 
 it("pi -p with only a command (no message, so Pi writes no session file) removes its folder too", async () => {
   await home.writeSettings(servers);
-  const result = await runPi({ home: home.home, cwd: home.cwd, extensions: [REPO_ROOT], args: ["-p", "/mcp wait"], noSession: false, timeoutMs: 60_000 });
+  const result = await runPi({
+    home: home.home,
+    cwd: home.cwd,
+    extensions: [REPO_ROOT],
+    args: ["-p", "/mcp wait"],
+    noSession: false,
+    timeoutMs: 60_000,
+  });
   expect(result.code, result.stderr).toBe(0);
   expect(result.stdout).toContain("big");
   expect(await folders()).toEqual([]);
@@ -89,7 +113,8 @@ async function seed(id: string, daysAgo: number, options: { bytes?: number; save
   await spill.truncate(options.bytes ?? 1000);
   await spill.close();
   const then = new Date(Date.now() - daysAgo * DAY);
-  for (const entry of [join(path, "spill", "out.txt"), join(path, "spill"), join(path, "session.json"), path]) await utimes(entry, then, then);
+  for (const entry of [join(path, "spill", "out.txt"), join(path, "spill"), join(path, "session.json"), path])
+    await utimes(entry, then, then);
 }
 
 /** Starts a Pi (RPC mode) and waits until its start-up sweep has finished (it writes `.swept`). */
@@ -97,7 +122,11 @@ async function piThatSwept(options: { noSession?: boolean } = {}): Promise<PiRpc
   const stamp = join(sessions(), ".swept");
   const before = await readFile(stamp, "utf8").catch(() => undefined);
   const rpc = await startPiRpc({ home: home.home, cwd: home.cwd, extensions: [REPO_ROOT], noSession: options.noSession ?? true });
-  await eventually(async () => (await readFile(stamp, "utf8").catch(() => undefined)) !== before, 30_000, () => `no sweep finished\n${rpc.stderr()}`);
+  await eventually(
+    async () => (await readFile(stamp, "utf8").catch(() => undefined)) !== before,
+    30_000,
+    () => `no sweep finished\n${rpc.stderr()}`,
+  );
   return rpc;
 }
 

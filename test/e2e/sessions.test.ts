@@ -10,17 +10,28 @@ const CRASH_FIXTURE = join(REPO_ROOT, "test/fixtures/servers/crash.mjs");
 
 const home = usePiHome();
 
-
 it("keeps the same server process across /reload, new_session and fork, then closes it when Pi quits", async () => {
   const startLog = join(home.home, "starts.log");
-  await writeFile(join(home.agentDir, "settings.json"), JSON.stringify({ mcp: { servers: { one: { command: NODE, args: [CRASH_FIXTURE], environment: { FIXTURE_START_LOG: startLog } } } } }));
+  await writeFile(
+    join(home.agentDir, "settings.json"),
+    JSON.stringify({ mcp: { servers: { one: { command: NODE, args: [CRASH_FIXTURE], environment: { FIXTURE_START_LOG: startLog } } } } }),
+  );
   const pids = async () => (await readFile(startLog, "utf8").catch(() => "")).split("\n").filter(Boolean).map(Number);
-  const rpc = await startPiRpc({ home: home.home, cwd: home.cwd, extensions: [REPO_ROOT, PROBE], noSession: false, script: [{ text: "ok" }] });
+  const rpc = await startPiRpc({
+    home: home.home,
+    cwd: home.cwd,
+    extensions: [REPO_ROOT, PROBE],
+    noSession: false,
+    script: [{ text: "ok" }],
+  });
   let pid = 0;
   try {
     const statusText = async () => {
       const { records } = await rpc.prompt("/mcp wait");
-      return records.filter((record) => record.method === "notify").map((record) => String(record.message)).join("\n");
+      return records
+        .filter((record) => record.method === "notify")
+        .map((record) => String(record.message))
+        .join("\n");
     };
     expect(await statusText()).toContain("one: connected");
     pid = (await pids())[0] ?? 0;

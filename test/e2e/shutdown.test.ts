@@ -36,6 +36,11 @@ it("quitting Pi with servers that ignore shutdown ends within the budget, waits 
     expect(took).toBeGreaterThanOrEqual(BUDGET_MS - 100);
   }
   const seen = await fixtureEvents(events);
-  for (const pid of pids) await until(() => !isAlive(pid), 30_000, () => `server ${pid} outlived Pi`);
+  for (const pid of pids)
+    await until(
+      () => !isAlive(pid),
+      30_000,
+      () => `server ${pid} outlived Pi`,
+    );
   for (const pid of pids) expect(seen.filter((event) => event.pid === pid).map((event) => event.event)).toContain("stdin-end");
 }, 60_000);

@@ -19,7 +19,10 @@ const home = usePiHome();
  * Two runs in one Pi: the first starts with `early` connected and `late` still starting; the
  * model opens late's gate, then waits for late's tool. Returns the requests of each run.
  */
-async function runsAcrossLateConnect(version: PiVersion, earlyGuidance: string | undefined): Promise<{ run: FauxLogEntry[]; next: FauxLogEntry }> {
+async function runsAcrossLateConnect(
+  version: PiVersion,
+  earlyGuidance: string | undefined,
+): Promise<{ run: FauxLogEntry[]; next: FauxLogEntry }> {
   const gate = join(home.home, "late-may-start");
   const late = join(home.home, "late.txt");
   await writeFile(late, LATE_GUIDANCE);
@@ -29,7 +32,11 @@ async function runsAcrossLateConnect(version: PiVersion, earlyGuidance: string |
     mcp: {
       connectTimeoutMs: 60_000,
       servers: {
-        early: { command: NODE, args: [fixturePath("witness")], environment: earlyGuidance === undefined ? {} : { FIXTURE_INSTRUCTIONS_FILE: early } },
+        early: {
+          command: NODE,
+          args: [fixturePath("witness")],
+          environment: earlyGuidance === undefined ? {} : { FIXTURE_INSTRUCTIONS_FILE: early },
+        },
         // Connects only once the model, in the middle of the first run, opens its gate.
         late: { command: NODE, args: [fixturePath("witness")], environment: { FIXTURE_INSTRUCTIONS_FILE: late, FIXTURE_START_GATE: gate } },
       },
@@ -44,7 +51,8 @@ async function runsAcrossLateConnect(version: PiVersion, earlyGuidance: string |
   const rpc = await startPiRpc({ version, home: home.home, cwd: home.cwd, extensions: [REPO_ROOT, SNAPSHOT_PROBE], script });
   try {
     let status = "";
-    for (let deadline = Date.now() + 30_000; !/^early: connected/m.test(status) && Date.now() < deadline; ) status = await mcpInRpc(rpc, "status");
+    for (let deadline = Date.now() + 30_000; !/^early: connected/m.test(status) && Date.now() < deadline; )
+      status = await mcpInRpc(rpc, "status");
     expect(status).toMatch(/^early: connected/m);
     expect(status).toMatch(/^late: connecting/m);
     await rpc.prompt("first", { timeoutMs: 60_000 });
@@ -71,25 +79,33 @@ function expectNoLateGuidanceIn(run: FauxLogEntry[]): void {
   }
 }
 
-it.each<PiVersion>(["1.6", "0.84"])("every request of one run carries the snapshot taken at its start; the next run's snapshot has the server that connected meanwhile (Pi %s)", async (version) => {
-  const { run, next } = await runsAcrossLateConnect(version, "Early server guidance.");
-  expectLateToolsArrivedMidRun(run);
-  // ... but the system prompt stayed the one of the run's start.
-  expect(run[0]!.systemPrompt).toContain("Early server guidance.");
-  expectNoLateGuidanceIn(run);
-  expect(run[1]!.systemPrompt).toBe(run[0]!.systemPrompt);
-  expect(run[2]!.systemPrompt).toBe(run[0]!.systemPrompt);
+it.each<PiVersion>(["1.6", "0.84"])(
+  "every request of one run carries the snapshot taken at its start; the next run's snapshot has the server that connected meanwhile (Pi %s)",
+  async (version) => {
+    const { run, next } = await runsAcrossLateConnect(version, "Early server guidance.");
+    expectLateToolsArrivedMidRun(run);
+    // ... but the system prompt stayed the one of the run's start.
+    expect(run[0]!.systemPrompt).toContain("Early server guidance.");
+    expectNoLateGuidanceIn(run);
+    expect(run[1]!.systemPrompt).toBe(run[0]!.systemPrompt);
+    expect(run[2]!.systemPrompt).toBe(run[0]!.systemPrompt);
 
-  expect(next.systemPrompt).toContain("Early server guidance.");
-  expect(next.systemPrompt).toContain(`## MCP server "late"\n\n${LATE_GUIDANCE}`);
-}, 120_000);
+    expect(next.systemPrompt).toContain("Early server guidance.");
+    expect(next.systemPrompt).toContain(`## MCP server "late"\n\n${LATE_GUIDANCE}`);
+  },
+  120_000,
+);
 
-it.each<PiVersion>(["1.6", "0.84"])("a run whose snapshot had no MCP guidance gets none in any of its requests when a server with instructions connects during it; the next run has it (Pi %s)", async (version) => {
-  const { run, next } = await runsAcrossLateConnect(version, undefined);
-  expectLateToolsArrivedMidRun(run);
-  expect(run[0]!.systemPrompt).not.toContain("Instructions from MCP servers"); // pi-mcp left the prompt as it was
-  expectNoLateGuidanceIn(run);
-  expect(run[1]!.systemPrompt).toBe(run[0]!.systemPrompt);
-  expect(run[2]!.systemPrompt).toBe(run[0]!.systemPrompt);
-  expect(next.systemPrompt).toContain(`## MCP server "late"\n\n${LATE_GUIDANCE}`);
-}, 120_000);
+it.each<PiVersion>(["1.6", "0.84"])(
+  "a run whose snapshot had no MCP guidance gets none in any of its requests when a server with instructions connects during it; the next run has it (Pi %s)",
+  async (version) => {
+    const { run, next } = await runsAcrossLateConnect(version, undefined);
+    expectLateToolsArrivedMidRun(run);
+    expect(run[0]!.systemPrompt).not.toContain("Instructions from MCP servers"); // pi-mcp left the prompt as it was
+    expectNoLateGuidanceIn(run);
+    expect(run[1]!.systemPrompt).toBe(run[0]!.systemPrompt);
+    expect(run[2]!.systemPrompt).toBe(run[0]!.systemPrompt);
+    expect(next.systemPrompt).toContain(`## MCP server "late"\n\n${LATE_GUIDANCE}`);
+  },
+  120_000,
+);

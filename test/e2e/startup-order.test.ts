@@ -18,32 +18,44 @@ const CONTEXT_PROBE = join(REPO_ROOT, "test/e2e/fixtures/context-probe.ts");
 const LOADED_AS = { "the package entry": REPO_ROOT, "the core loaded directly": join(REPO_ROOT, "test/e2e/fixtures/core-direct.ts") };
 const home = usePiHome();
 
-it.each(Object.entries(LOADED_AS))("pi-mcp begins its work only after Pi ran every session_start handler (one event-loop turn later), servers start after that, and the first prompt is answered while a server is still connecting (%s)", async (_loadedAs, extension) => {
-  const events = join(home.home, "events.jsonl");
-  await home.writeSettings({
-    mcp: {
-      connectTimeoutMs: 120_000,
-      servers: {
-        w: { command: NODE, args: [fixturePath("witness")], environment: { FIXTURE_EVENTS: events } },
-        // Still starting for the whole test.
-        slow: { command: NODE, args: [fixturePath("slow-start")], environment: { FIXTURE_START_DELAY_MS: "90000" } },
+it.each(Object.entries(LOADED_AS))(
+  "pi-mcp begins its work only after Pi ran every session_start handler (one event-loop turn later), servers start after that, and the first prompt is answered while a server is still connecting (%s)",
+  async (_loadedAs, extension) => {
+    const events = join(home.home, "events.jsonl");
+    await home.writeSettings({
+      mcp: {
+        connectTimeoutMs: 120_000,
+        servers: {
+          w: { command: NODE, args: [fixturePath("witness")], environment: { FIXTURE_EVENTS: events } },
+          // Still starting for the whole test.
+          slow: { command: NODE, args: [fixturePath("slow-start")], environment: { FIXTURE_START_DELAY_MS: "90000" } },
+        },
       },
-    },
-  });
-  const rpc = await startPiRpc({ home: home.home, cwd: home.cwd, extensions: [CONTEXT_PROBE, extension, ORDER_PROBE], env: { ORDER_EVENTS: events }, script: [{ text: "answered at once" }] });
-  try {
-    // The first thing typed: answered by the model, with no tool of the server that is still starting.
-    const { records } = await rpc.prompt("hello", { timeoutMs: 30_000 });
-    expect(records.some((record) => record.type === "message_end" && JSON.stringify(record.message?.content).includes("answered at once"))).toBe(true);
-    const [request] = rpc.requests();
-    expect(request?.toolNames.some((name) => name.startsWith("mcp__slow__"))).toBe(false);
-    expect(await mcpInRpc(rpc, "status")).toMatch(/^slow: connecting/m);
+    });
+    const rpc = await startPiRpc({
+      home: home.home,
+      cwd: home.cwd,
+      extensions: [CONTEXT_PROBE, extension, ORDER_PROBE],
+      env: { ORDER_EVENTS: events },
+      script: [{ text: "answered at once" }],
+    });
+    try {
+      // The first thing typed: answered by the model, with no tool of the server that is still starting.
+      const { records } = await rpc.prompt("hello", { timeoutMs: 30_000 });
+      expect(
+        records.some((record) => record.type === "message_end" && JSON.stringify(record.message?.content).includes("answered at once")),
+      ).toBe(true);
+      const [request] = rpc.requests();
+      expect(request?.toolNames.some((name) => name.startsWith("mcp__slow__"))).toBe(false);
+      expect(await mcpInRpc(rpc, "status")).toMatch(/^slow: connecting/m);
 
-    // Pi's session start (the handlers of pi-mcp, then of the extension after it) ended before pi-mcp used the
-    // session at all (a start begun inside its handler reads the context there), and before any server process.
-    await fixtureEvent(events, (event) => event.event === "start");
-    expect((await fixtureEvents(events)).map((event) => event.event).slice(0, 3)).toEqual(["session_start", "context_read", "start"]);
-  } finally {
-    await rpc.close();
-  }
-}, 60_000);
+      // Pi's session start (the handlers of pi-mcp, then of the extension after it) ended before pi-mcp used the
+      // session at all (a start begun inside its handler reads the context there), and before any server process.
+      await fixtureEvent(events, (event) => event.event === "start");
+      expect((await fixtureEvents(events)).map((event) => event.event).slice(0, 3)).toEqual(["session_start", "context_read", "start"]);
+    } finally {
+      await rpc.close();
+    }
+  },
+  60_000,
+);

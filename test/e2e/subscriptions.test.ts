@@ -10,7 +10,10 @@ const URI = "demo://resource/static/document/architecture.md";
 const home = usePiHome();
 
 it("notes a changed subscribed resource for the next turn, naming server and URI, without reading it", async () => {
-  await writeFile(join(home.agentDir, "settings.json"), JSON.stringify({ mcp: { servers: { everything: { command: NODE, args: [EVERYTHING, "stdio"] } } } }));
+  await writeFile(
+    join(home.agentDir, "settings.json"),
+    JSON.stringify({ mcp: { servers: { everything: { command: NODE, args: [EVERYTHING, "stdio"] } } } }),
+  );
   const rpc = await startPiRpc({
     home: home.home,
     cwd: home.cwd,

@@ -37,5 +37,8 @@ export async function rejectsWithin(work: Promise<unknown>, ms: number): Promise
 /** Every file below `folder` (relative paths), for "nothing half-written" checks. */
 export async function filesUnder(folder: string): Promise<string[]> {
   const entries = await readdir(folder, { recursive: true, withFileTypes: true }).catch(() => []);
-  return entries.filter((entry) => entry.isFile()).map((entry) => join(entry.parentPath, entry.name).slice(folder.length + 1)).sort();
+  return entries
+    .filter((entry) => entry.isFile())
+    .map((entry) => join(entry.parentPath, entry.name).slice(folder.length + 1))
+    .sort();
 }

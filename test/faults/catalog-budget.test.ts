@@ -35,7 +35,7 @@ describe(`every paged list is held to ${LIMIT} in all`, () => {
     it(`endless ${list} pages: that list fails naming the limit, and the connection and its tool stay`, async () => {
       const h = await startHost({ endless: endless(list) });
       await h.waitForTools(1, { server: "endless" });
-      const connection = h.host.connection("endless")!;
+      const connection = h.host.server("endless")!;
       const error = await connection.list(list).then(
         () => undefined,
         (failure: Error) => failure,

@@ -56,11 +56,17 @@ describe("on a full disk", () => {
 
   it("a credential write fails and leaves no temporary file holding the token; the store keeps its old content", async () => {
     const store = new CredentialStore(agentDir);
-    await store.updateEntry("docs", BINDING, (entry) => void (entry.scopeHint = "read"));
+    await store.updateEntry("docs", BINDING, (entry) => {
+      entry.scopeHint = "read";
+    });
     const before = await readFile(store.path);
     await disk.fill();
     const token = `secret-token-${"t".repeat(64 * 1024)}`;
-    await expect(store.updateEntry("docs", BINDING, (entry) => void (entry.tokens = { tokens: { access_token: token, token_type: "Bearer" }, obtainedAt: Date.now() }))).rejects.toMatchObject({
+    await expect(
+      store.updateEntry("docs", BINDING, (entry) => {
+        entry.tokens = { tokens: { access_token: token, token_type: "Bearer" }, obtainedAt: Date.now() };
+      }),
+    ).rejects.toMatchObject({
       code: "ENOSPC",
     });
     expect((await readFile(store.path)).equals(before)).toBe(true);
@@ -71,7 +77,9 @@ describe("on a full disk", () => {
     const privateDir = join(disk.root, "session");
     await writePrivateFile(privateDir, "spill", "small.txt", Buffer.from("fits")); // the folder exists, with one file
     await disk.fill();
-    await expect(writePrivateFile(privateDir, "spill", "big.txt", Buffer.alloc(256 * 1024, 0x61))).rejects.toMatchObject({ code: "ENOSPC" });
+    await expect(writePrivateFile(privateDir, "spill", "big.txt", Buffer.alloc(256 * 1024, 0x61))).rejects.toMatchObject({
+      code: "ENOSPC",
+    });
     expect((await readdir(join(privateDir, "spill"))).map((name) => name.replace(/^\d+-[0-9a-f]+-/, ""))).toEqual(["small.txt"]);
   });
 
@@ -107,7 +115,9 @@ describe("on a full disk", () => {
     expect(lines).toBeGreaterThan(100);
     expect(attempts.count()).toBe(1 + delays.length); // the first write and its retries, then nothing
     expect(reports).toHaveLength(1);
-    expect(reports[0]).toMatch(/^\[pi-mcp\] cannot write the retained log file .* \(ENOSPC\); trying again after 0.02 s, 0.04 s, 0.08 s, then keeping the log in memory only/);
+    expect(reports[0]).toMatch(
+      /^\[pi-mcp\] cannot write the retained log file .* \(ENOSPC\); trying again after 0.02 s, 0.04 s, 0.08 s, then keeping the log in memory only/,
+    );
     expect(reports[0]).toContain(path);
     expect(await readdir(join(disk.root, "logs"))).toEqual([]);
   });
@@ -140,7 +150,7 @@ describe("on a full disk", () => {
     await waitForText(file, "before the disk filled", 10_000);
     await disk.fill();
     for (let i = 0; i < 20; i++) await h.call("mcp__talker__say", { text: `while full ${i}`, to: "stderr" });
-    const log = h.host.connection("talker")!.log;
+    const log = h.host.server("talker")!.log;
     await until(() => log.text().includes("cannot write the retained log file"), 30_000);
     expect(h.status("talker").state).toBe("connected");
     await disk.free();
@@ -212,7 +222,10 @@ describe("a writer killed mid-write", () => {
 
     const result = await runCli(["add", "docs", "https://mcp.example.com/mcp"], sandbox.projectDir, sandbox.env());
     expect(result.exitCode, result.output).toBe(0);
-    expect(await sandbox.readJson(sandbox.globalSettings)).toEqual({ theme: "dark", mcp: { servers: { docs: { url: "https://mcp.example.com/mcp" } } } });
+    expect(await sandbox.readJson(sandbox.globalSettings)).toEqual({
+      theme: "dark",
+      mcp: { servers: { docs: { url: "https://mcp.example.com/mcp" } } },
+    });
     expect(await strayFiles(sandbox.agentDir, ["settings.json"])).toEqual([]);
   }, 60_000);
 
@@ -285,7 +298,10 @@ async function killMidWrite(sandbox: Sandbox, script: string, target: string): P
   const folder = join(target, "..");
   await mkdir(folder, { recursive: true });
   for (let round = 0; round < 3; round++) {
-    const child = spawn(nodeBinary(), ["--experimental-transform-types", "--no-warnings", file, target, folder], { cwd: REPO_ROOT, stdio: ["ignore", "ignore", "pipe"] });
+    const child = spawn(nodeBinary(), ["--experimental-transform-types", "--no-warnings", file, target, folder], {
+      cwd: REPO_ROOT,
+      stdio: ["ignore", "ignore", "pipe"],
+    });
     let stderr = "";
     child.stderr!.setEncoding("utf8").on("data", (chunk: string) => (stderr += chunk));
     const name = `.${target.split("/").pop()}.${child.pid}.`;
@@ -297,7 +313,9 @@ async function killMidWrite(sandbox: Sandbox, script: string, target: string): P
       seen = join(folder, entry);
       child.kill("SIGKILL");
     });
-    const [code, signal] = await new Promise<[number | null, NodeJS.Signals | null]>((resolve) => child.on("exit", (c, s) => resolve([c, s])));
+    const [code, signal] = await new Promise<[number | null, NodeJS.Signals | null]>((resolve) =>
+      child.on("exit", (c, s) => resolve([c, s])),
+    );
     watcher.close();
     if (signal !== "SIGKILL" && code !== 0) throw new Error(`the writer failed: ${stderr}`);
     const left = (await readdir(folder)).filter((entry) => entry.startsWith(name));

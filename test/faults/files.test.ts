@@ -38,7 +38,15 @@ async function runningPi(): Promise<{ env: CommandEnvironment; sink: ReturnType<
   expect(config.valid).toBe(true);
   const privateDir = join(sandbox.root, "private");
   const kernel = createKernel();
-  const context = { cwd: sandbox.projectDir, agentDir: sandbox.agentDir, privateDir, config, redact: createRedactor(config.secrets), truncate: piTruncate, services: {} };
+  const context = {
+    cwd: sandbox.projectDir,
+    agentDir: sandbox.agentDir,
+    privateDir,
+    config,
+    redact: createRedactor(config.secrets),
+    truncate: piTruncate,
+    services: {},
+  };
   const sink = recordingSink();
   const running = new McpHost(kernel, context, sink);
   host = running;
@@ -79,7 +87,11 @@ describe("the settings file corrupted between two operations", () => {
   it("makes the next mutation fail cleanly: the file is untouched, nothing is left beside it, the running host keeps every connection", async () => {
     await sandbox.writeJson(sandbox.globalSettings, { theme: "dark", mcp: { servers: { one: basic(), two: basic() } } });
     const { env, sink, changes } = await runningPi();
-    await until(() => sink.active.size >= 6, 15_000, () => `active: ${[...sink.active].join(", ")}`);
+    await until(
+      () => sink.active.size >= 6,
+      15_000,
+      () => `active: ${[...sink.active].join(", ")}`,
+    );
 
     // Operation 1 succeeds and reaches the running host.
     const added = await run(env, ["add", "three", "--", nodePath(), fixturePath("basic")]);
@@ -94,7 +106,11 @@ describe("the settings file corrupted between two operations", () => {
     const filesBefore = await filesUnder(sandbox.agentDir);
 
     // Operation 2 (and any later one) fails with a clear message and writes nothing.
-    for (const argv of [["disable", "one"], ["remove", "two"], ["add", "four", "--", nodePath(), fixturePath("basic")]]) {
+    for (const argv of [
+      ["disable", "one"],
+      ["remove", "two"],
+      ["add", "four", "--", nodePath(), fixturePath("basic")],
+    ]) {
       const result = await run(env, argv);
       expect(result.exitCode).not.toBe(0);
       expect(result.output).toContain(`${sandbox.globalSettings} is not valid JSON; nothing was changed`);
@@ -115,7 +131,10 @@ describe("the settings file corrupted between two operations", () => {
     await writeFile(sandbox.globalSettings, whole);
     expect((await run(env, ["disable", "three"])).exitCode).toBe(0);
     await until(() => !sink.active.has("mcp__three__echo"), 30_000);
-    expect(JSON.parse(await readFile(sandbox.globalSettings, "utf8"))).toMatchObject({ theme: "dark", mcp: { servers: { three: { enabled: false } } } });
+    expect(JSON.parse(await readFile(sandbox.globalSettings, "utf8"))).toMatchObject({
+      theme: "dark",
+      mcp: { servers: { three: { enabled: false } } },
+    });
   }, 60_000);
 });
 
@@ -123,8 +142,16 @@ describe("the OAuth credential store corrupted between two operations", () => {
   it("makes the next logout fail cleanly, naming the reset command; the file is untouched and the host keeps its connections", async () => {
     await sandbox.writeJson(sandbox.globalSettings, { mcp: { servers: { one: basic() } } });
     const store = credentialStore(sandbox.agentDir);
-    const entry = (url: string) => ({ url, client: "dynamic|http://127.0.0.1:0/callback", tokens: { tokens: { access_token: "secret-token", token_type: "Bearer" }, obtainedAt: Date.now() } });
-    await writeFile(store.path, `${JSON.stringify({ version: 1, servers: { a: entry("https://a.example/mcp"), b: entry("https://b.example/mcp") } }, null, 2)}\n`, { mode: 0o600 });
+    const entry = (url: string) => ({
+      url,
+      client: "dynamic|http://127.0.0.1:0/callback",
+      tokens: { tokens: { access_token: "secret-token", token_type: "Bearer" }, obtainedAt: Date.now() },
+    });
+    await writeFile(
+      store.path,
+      `${JSON.stringify({ version: 1, servers: { a: entry("https://a.example/mcp"), b: entry("https://b.example/mcp") } }, null, 2)}\n`,
+      { mode: 0o600 },
+    );
     const { env, sink } = await runningPi();
     await until(() => sink.active.has("mcp__one__echo"), 15_000);
 

@@ -95,19 +95,35 @@ describe("settings.json changed before /reload (a real Pi in RPC mode)", () => {
   it("closes the process of a changed or removed definition at the handoff, and hands on the unchanged one", async () => {
     const log = (name: string) => join(home.home, `${name}.starts`);
     const pids = async (name: string) => (await readFile(log(name), "utf8").catch(() => "")).split("\n").filter(Boolean).map(Number);
-    const server = (name: string, extra: Record<string, string> = {}) => ({ command: NODE, args: [CRASH], environment: { FIXTURE_START_LOG: log(name), ...extra } });
+    const server = (name: string, extra: Record<string, string> = {}) => ({
+      command: NODE,
+      args: [CRASH],
+      environment: { FIXTURE_START_LOG: log(name), ...extra },
+    });
     await home.writeSettings({ mcp: { servers: { changed: server("changed"), removed: server("removed"), kept: server("kept") } } });
-    const rpc = await startPiRpc({ home: home.home, cwd: home.cwd, extensions: [REPO_ROOT, PROBE], noSession: false, script: [{ text: "ok" }] });
+    const rpc = await startPiRpc({
+      home: home.home,
+      cwd: home.cwd,
+      extensions: [REPO_ROOT, PROBE],
+      noSession: false,
+      script: [{ text: "ok" }],
+    });
     try {
       const status = async () => {
         const { records } = await rpc.prompt("/mcp wait");
-        return records.filter((record) => record.method === "notify").map((record) => String(record.message)).join("\n");
+        return records
+          .filter((record) => record.method === "notify")
+          .map((record) => String(record.message))
+          .join("\n");
       };
       expect(await status()).toMatch(/changed: connected[\s\S]*kept: connected[\s\S]*removed: connected/);
       const [changedPid, removedPid, keptPid] = [(await pids("changed"))[0]!, (await pids("removed"))[0]!, (await pids("kept"))[0]!];
 
       // Edited by hand (or by another Pi) while this session runs, then /reload.
-      await writeFile(join(home.agentDir, "settings.json"), JSON.stringify({ mcp: { servers: { changed: server("changed", { NEW: "1" }), kept: server("kept") } } }));
+      await writeFile(
+        join(home.agentDir, "settings.json"),
+        JSON.stringify({ mcp: { servers: { changed: server("changed", { NEW: "1" }), kept: server("kept") } } }),
+      );
       await rpc.prompt("/probe_reload");
       const after = await status();
       // The old processes were closed before the new session started, not left in the pool for 30 s.

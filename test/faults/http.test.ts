@@ -42,7 +42,10 @@ describe("an HTTP server restarted", () => {
   it("fails calls clearly while it is down, and once it is back (its sessions gone) the host reconnects and calls work again", async () => {
     const port = await freePort();
     let server = await httpBasicOn(port);
-    const h = await startHost({ remote: { url: `http://127.0.0.1:${port}/mcp` }, bystander }, { requestTimeoutMs: 5_000, retry: { maxRetries: 5, initialDelayMs: 200, maxDelayMs: 500 } });
+    const h = await startHost(
+      { remote: { url: `http://127.0.0.1:${port}/mcp` }, bystander },
+      { requestTimeoutMs: 5_000, retry: { maxRetries: 5, initialDelayMs: 200, maxDelayMs: 500 } },
+    );
     await h.waitForTools(2, { server: "remote" });
     await h.waitForTools(3, { server: "bystander" });
     expect(textOf(await h.call("mcp__remote__echo", { text: "before" }))).toBe("before");
@@ -90,7 +93,10 @@ describe("a server that accepts and never answers", () => {
       await new Promise((resolve) => silent.close(resolve));
     });
     const port = (silent.address() as { port: number }).port;
-    const h = await startHost({ silent: { url: `http://127.0.0.1:${port}/mcp`, connectTimeoutMs: 700 }, bystander }, { retry: { maxRetries: 1, initialDelayMs: 100 } });
+    const h = await startHost(
+      { silent: { url: `http://127.0.0.1:${port}/mcp`, connectTimeoutMs: 700 }, bystander },
+      { retry: { maxRetries: 1, initialDelayMs: 100 } },
+    );
     await h.waitForTools(3, { server: "bystander", timeoutMs: 30_000 });
     await expectBystanderWorks(h);
     const status = await h.waitForState("silent", "failed", 30_000);

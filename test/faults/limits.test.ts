@@ -5,7 +5,6 @@
 // once (or resumes when the server numbered its events), and a total deadline
 // and a sampling cap for a call a server would keep alive forever.
 import { readFile } from "node:fs/promises";
-import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { resolveConfig } from "../../src/config/resolve.ts";
 import { MAX_MESSAGE_BYTES, MAX_SAMPLING_PER_CALL } from "../../src/kernel/limits.ts";
@@ -39,7 +38,12 @@ async function fixture(name: string): Promise<RunningServer> {
 async function everyTransport() {
   const [http, sse] = await Promise.all([fixture("http-faults"), fixture("sse-only")]);
   const h = await startHost(
-    { stdio: fixtureServer("big-output"), http: { url: http.url }, sse: { url: `${sse.baseUrl}/sse`, transport: "sse" }, bystander: fixtureServer("basic") },
+    {
+      stdio: fixtureServer("big-output"),
+      http: { url: http.url },
+      sse: { url: `${sse.baseUrl}/sse`, transport: "sse" },
+      bystander: fixtureServer("basic"),
+    },
     { requestTimeoutMs: 60_000, retry: { maxRetries: 2, initialDelayMs: 100 } },
   );
   for (const server of ["stdio", "http", "sse"]) await h.waitForTools(3, { server, timeoutMs: 15_000 });
@@ -72,7 +76,9 @@ describe("one message-size cap (16 MiB) on every transport", () => {
       ["sse", "SSE event stream"],
     ] as const) {
       const error = await rejectsWithin(h.call(`mcp__${server}__big`, { bytes: OVER_THE_CAP }), 30_000);
-      expect(error.message).toBe(`${server}/big failed: the server sent a message larger than the 16 MiB message-size limit (${where}); the connection was closed`);
+      expect(error.message).toBe(
+        `${server}/big failed: the server sent a message larger than the 16 MiB message-size limit (${where}); the connection was closed`,
+      );
       expect(h.states(server)).toContain("retrying");
       const status = await h.waitForState(server, "connected", 15_000);
       expect(status.attempts).toBe(0);
@@ -128,7 +134,9 @@ describe("a Streamable HTTP response stream cut before its answer", () => {
     const started = Date.now();
     const error = await rejectsWithin(h.call("mcp__remote__cut", { mode: "sse" }), 10_000);
     expect(Date.now() - started).toBeLessThan(1_500);
-    expect(error.message).toBe("remote/cut failed: the server's response stream ended before the answer arrived, and it could not be resumed");
+    expect(error.message).toBe(
+      "remote/cut failed: the server's response stream ended before the answer arrived, and it could not be resumed",
+    );
     expect(textOf(await h.call("mcp__remote__echo", { text: "next" }))).toBe("next");
   });
 
@@ -147,7 +155,9 @@ describe("a Streamable HTTP response stream cut before its answer", () => {
     const started = Date.now();
     const error = await rejectsWithin(h.call("mcp__remote__resumable", { text: "lost", resume: false }), 10_000);
     expect(Date.now() - started).toBeLessThan(2_500);
-    expect(error.message).toBe("remote/resumable failed: the server's response stream ended before the answer arrived, and it could not be resumed");
+    expect(error.message).toBe(
+      "remote/resumable failed: the server's response stream ended before the answer arrived, and it could not be resumed",
+    );
     expect(h.status("remote").state).toBe("connected");
   });
 });
@@ -159,7 +169,9 @@ describe("a server that keeps one tool call alive", () => {
     const started = Date.now();
     // 1,000 steps 100 ms apart: each progress restarts the 500 ms timeout, so the call would run 100 s.
     const error = await rejectsWithin(h.call("mcp__churn__progress", { steps: 1_000, delayMs: 100 }, { onProgress: () => {} }), 10_000);
-    expect(error.message).toBe("churn/progress took longer than its total deadline of 1500 ms (requestDeadlineMs; progress does not extend it)");
+    expect(error.message).toBe(
+      "churn/progress took longer than its total deadline of 1500 ms (requestDeadlineMs; progress does not extend it)",
+    );
     expect(Date.now() - started).toBeGreaterThanOrEqual(1_500);
     expect(h.status("churn").state).toBe("connected");
   });
@@ -170,41 +182,73 @@ describe("a server that keeps one tool call alive", () => {
     await h.waitForTools(1, { server: "interactive" });
     const outcomes = json(await h.call("mcp__interactive__sample_many", { times: MAX_SAMPLING_PER_CALL + 2 })) as string[];
     expect(outcomes.slice(0, MAX_SAMPLING_PER_CALL)).toEqual(Array(MAX_SAMPLING_PER_CALL).fill("ok"));
-    expect(outcomes.slice(MAX_SAMPLING_PER_CALL)).toEqual(Array(2).fill(`error -1: sampling refused: one tool call may make at most ${MAX_SAMPLING_PER_CALL} sampling requests`));
+    expect(outcomes.slice(MAX_SAMPLING_PER_CALL)).toEqual(
+      Array(2).fill(`error -1: sampling refused: one tool call may make at most ${MAX_SAMPLING_PER_CALL} sampling requests`),
+    );
     expect(model.requests).toHaveLength(MAX_SAMPLING_PER_CALL);
-    expect(h.host.connection("interactive")!.log.text()).toContain(`sampling refused: this tool call already made ${MAX_SAMPLING_PER_CALL} sampling requests`);
+    expect(h.host.server("interactive")!.log.text()).toContain(
+      `sampling refused: this tool call already made ${MAX_SAMPLING_PER_CALL} sampling requests`,
+    );
     expect(json(await h.call("mcp__interactive__sample_many", { times: 1 }))).toEqual(["ok"]);
     expect(model.requests).toHaveLength(MAX_SAMPLING_PER_CALL + 1);
   });
 
   it("with progress and sampling: the call ends at its deadline, the sampling request in flight is aborted, and no more are answered", async () => {
     // Each answer takes 300 ms; progress before each request restarts the 1 s timeout, so only the deadline ends the call.
-    const model = fakeModel((_request, signal) => new Promise((resolve, reject) => {
-      const timer = setTimeout(() => resolve({ model: "fake-1", content: [{ type: "text", text: "slow" }], stopReason: "endTurn" }), 300);
-      signal.addEventListener("abort", () => (clearTimeout(timer), reject(new Error("aborted"))), { once: true });
-    }));
-    const h = await startHost({ interactive: fixtureServer("interactive", { FIXTURE_ERA: "legacy" }, { requestDeadlineMs: 2_000 }) }, { services: { model }, requestTimeoutMs: 1_000 });
+    const model = fakeModel(
+      (_request, signal) =>
+        new Promise((resolve, reject) => {
+          const timer = setTimeout(
+            () => resolve({ model: "fake-1", content: [{ type: "text", text: "slow" }], stopReason: "endTurn" }),
+            300,
+          );
+          const abort = () => {
+            clearTimeout(timer);
+            reject(new Error("aborted"));
+          };
+          signal.addEventListener("abort", abort, { once: true });
+        }),
+    );
+    const h = await startHost(
+      { interactive: fixtureServer("interactive", { FIXTURE_ERA: "legacy" }, { requestDeadlineMs: 2_000 }) },
+      { services: { model }, requestTimeoutMs: 1_000 },
+    );
     await h.waitForTools(1, { server: "interactive" });
     const started = Date.now();
     const error = await h.call("mcp__interactive__sample_many", { times: 9 }, { onProgress: () => {} }).then(
       () => undefined,
       (failure: Error) => failure,
     );
-    expect(error?.message).toBe("interactive/sample_many took longer than its total deadline of 2000 ms (requestDeadlineMs; progress does not extend it)");
+    expect(error?.message).toBe(
+      "interactive/sample_many took longer than its total deadline of 2000 ms (requestDeadlineMs; progress does not extend it)",
+    );
     expect(Date.now() - started).toBeGreaterThanOrEqual(2_000);
     expect(Date.now() - started).toBeLessThan(8_000);
     const asked = model.requests.length;
     expect(asked).toBeGreaterThan(1); // progress did keep it alive past one request timeout
     expect(asked).toBeLessThan(9);
-    await until(() => model.signals.every((signal) => signal.aborted), 5_000, () => `${model.signals.filter((signal) => !signal.aborted).length} model requests still running`);
+    await until(
+      () => model.signals.every((signal) => signal.aborted),
+      5_000,
+      () => `${model.signals.filter((signal) => !signal.aborted).length} model requests still running`,
+    );
     // The server goes on asking for the call that ended: nothing more reaches the model.
-    const log = () => h.host.connection("interactive")!.log.text();
+    const log = () => h.host.server("interactive")!.log.text();
     await until(() => log().includes("sampling refused: the server asked outside a tool call"), 10_000, log);
     expect(model.requests.length).toBe(asked);
   }, 30_000);
 
   it("requestDeadlineMs is validated like every setting: a path-qualified error for a non-positive or non-integer value, top level or per server", () => {
-    const config = resolveConfig({ scope: "global", file: "/x/settings.json", mcp: { requestDeadlineMs: 0, servers: { a: { command: "node", requestDeadlineMs: 1.5 } } } }, undefined, {}, { globalPath: "/x/settings.json", projectPath: "/y/.pi/settings.json", projectTrusted: false });
+    const config = resolveConfig(
+      {
+        scope: "global",
+        file: "/x/settings.json",
+        mcp: { requestDeadlineMs: 0, servers: { a: { command: "node", requestDeadlineMs: 1.5 } } },
+      },
+      undefined,
+      {},
+      { globalPath: "/x/settings.json", projectPath: "/y/.pi/settings.json", projectTrusted: false },
+    );
     expect(config.valid).toBe(false);
     expect(config.issues.map((issue) => `${issue.path}: ${issue.message}`)).toEqual([
       "mcp.requestDeadlineMs: must be positive (was 0)",

@@ -34,7 +34,9 @@ describe("servers named after Object.prototype members", () => {
     const before = await settingsText();
     const proto = await cli("add", "__proto__", "--", NODE, FIXTURE);
     expect(proto.code).toBe(1);
-    expect(proto.stderr).toContain("mcp.servers.__proto__: server name must be 1-64 letters, digits, '_', '.' or '-', starting with a letter or digit");
+    expect(proto.stderr).toContain(
+      "mcp.servers.__proto__: server name must be 1-64 letters, digits, '_', '.' or '-', starting with a letter or digit",
+    );
     expect(await settingsText()).toBe(before);
     expect(Object.keys(JSON.parse(before).mcp.servers)).toEqual(SERVER_NAMES);
 
@@ -43,7 +45,8 @@ describe("servers named after Object.prototype members", () => {
     const listed = JSON.parse(list.stdout);
     expect(listed.valid).toBe(true);
     expect(listed.servers.map((server: { name: string }) => server.name)).toEqual([...SERVER_NAMES].sort());
-    for (const server of listed.servers) expect(server).toMatchObject({ scope: "global", enabled: true, masked: false, transport: "stdio", auth: "none", storedAuth: false });
+    for (const server of listed.servers)
+      expect(server).toMatchObject({ scope: "global", enabled: true, masked: false, transport: "stdio", auth: "none", storedAuth: false });
 
     const tested = await cli("test", "--all", "--json");
     expect(tested.code, tested.stdout + tested.stderr).toBe(0);
@@ -72,9 +75,12 @@ describe("servers named after Object.prototype members", () => {
     ]);
     expect(run.code, run.stderr).toBe(0);
     const offered = run.requests[0]?.toolNames ?? [];
-    for (const tool of ["constructor", "__proto__", "toString", "valueOf", "hasOwnProperty"]) expect(offered).toContain(`mcp__constructor__${tool}`);
+    for (const tool of ["constructor", "__proto__", "toString", "valueOf", "hasOwnProperty"])
+      expect(offered).toContain(`mcp__constructor__${tool}`);
     const results = run.requests.at(-1)!.messages.filter((message: { role: string }) => message.role === "toolResult");
-    const texts = results.map((result: { content: { type: string; text?: string }[] }) => result.content.map((item) => item.text ?? "").join("\n"));
+    const texts = results.map((result: { content: { type: string; text?: string }[] }) =>
+      result.content.map((item) => item.text ?? "").join("\n"),
+    );
     expect(texts[0]).toContain(`called "__proto__" with ${argsJson}`);
     expect(texts[0]).toContain('[unsupported MCP content type "constructor"]');
     expect(texts[0]).toContain('"__proto__": {\n    "polluted": true\n  }');

@@ -82,11 +82,15 @@ describe("a spill folder that cannot be written", () => {
     const out = await h.call("mcp__big__many-lines", { n: 100_000 });
     const { body, note } = split(textOf(out));
     expect(body.split("\n")).toHaveLength(PI_MAX_LINES);
-    expect(note).toMatch(/^\[output truncated to Pi's limit; the complete \d+-character output could not be saved: .*(EEXIST|ENOTDIR).*\]$/);
+    expect(note).toMatch(
+      /^\[output truncated to Pi's limit; the complete \d+-character output could not be saved: .*(EEXIST|ENOTDIR).*\]$/,
+    );
     expect(out.details.spillPath).toBeUndefined();
     expect(out.details.spillError).toMatch(/EEXIST|ENOTDIR/);
     expect(await readFile(blocker, "utf8")).toBe("not a folder");
-    expect((await filesUnder(h.privateDir)).filter((file) => !file.startsWith("logs/"))).toEqual(before.filter((file) => !file.startsWith("logs/")));
+    expect((await filesUnder(h.privateDir)).filter((file) => !file.startsWith("logs/"))).toEqual(
+      before.filter((file) => !file.startsWith("logs/")),
+    );
     // Small results are untouched, and the server and the others keep working.
     expect(textOf(await h.call("mcp__big__many-lines", { n: 3 }))).toBe("line 1\nline 2\nline 3");
     await expectBystanderWorks(h);

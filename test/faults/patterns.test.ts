@@ -31,7 +31,9 @@ describe("schema patterns run in linear time", () => {
     const h = await redosHost();
     const refused = await timed(h.call("mcp__r__echo", { text: BACKTRACKS }));
     expect(refused.ms).toBeLessThan(QUICK_MS);
-    expect((refused.value as Error).message).toMatch(/^r\/echo: arguments does not match its schema: arguments\/text must match pattern "\^\(a\+\)\+\$"/);
+    expect((refused.value as Error).message).toMatch(
+      /^r\/echo: arguments does not match its schema: arguments\/text must match pattern "\^\(a\+\)\+\$"/,
+    );
     expect(textOf(await h.call("mcp__r__echo", { text: "aaaa" }))).toBe("echo aaaa");
   });
 
@@ -48,7 +50,9 @@ describe("schema patterns run in linear time", () => {
     const reported = await timed(h.call("mcp__r__report", { text: BACKTRACKS }));
     expect(reported.ms).toBeLessThan(QUICK_MS);
     const outcome = reported.value as Awaited<ReturnType<typeof h.call>>;
-    expect(outcome.details.outputSchemaError).toBe('structured content does not match its schema: structured content/v must match pattern "^(a+)+$"');
+    expect(outcome.details.outputSchemaError).toBe(
+      'structured content does not match its schema: structured content/v must match pattern "^(a+)+$"',
+    );
     expect((await h.call("mcp__r__report", { text: "aaa" })).details.outputSchemaError).toBeUndefined();
   });
 
@@ -67,7 +71,11 @@ describe("the input schema Pi checks arguments with", () => {
         text: { type: "string", pattern: "^(a+)+$", minLength: 1 },
         pattern: { type: "string", description: "a property named pattern stays" },
         list: { type: "array", items: { type: "string", pattern: "x+" }, prefixItems: [{ pattern: "y" }] },
-        nested: { anyOf: [{ type: "object", patternProperties: { "^(b+)+$": {} }, additionalProperties: false, properties: { c: { pattern: "c" } } }] },
+        nested: {
+          anyOf: [
+            { type: "object", patternProperties: { "^(b+)+$": {} }, additionalProperties: false, properties: { c: { pattern: "c" } } },
+          ],
+        },
       },
       propertyNames: { pattern: "^[a-z]+$" },
       $defs: { d: { type: "string", pattern: "d+", default: { pattern: "a default keeps its fields" } } },

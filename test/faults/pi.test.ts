@@ -15,7 +15,11 @@ afterEach(async () => {
   await home.cleanup();
 });
 
-const fixture = (name: string, environment: Record<string, string> = {}) => ({ command: NODE, args: [join(REPO_ROOT, "test/fixtures/servers", `${name}.mjs`)], environment });
+const fixture = (name: string, environment: Record<string, string> = {}) => ({
+  command: NODE,
+  args: [join(REPO_ROOT, "test/fixtures/servers", `${name}.mjs`)],
+  environment,
+});
 
 it("keeps Pi running through a 5,000-level schema, a broken answer, a crashing server and a storm of list changes", async () => {
   const servers = {

@@ -13,7 +13,7 @@ import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import { usePiHome, runPiWithMcp, NODE, REPO_ROOT } from "../e2e/harness/pi.ts";
 import { fixtureServer, startHost, stopAllHosts, textOf, until, type RawDefinition } from "../helpers/host.ts";
 import { fakeServices } from "../helpers/services.ts";
-import { SUBSCRIPTION_ENTRY, subscriptionEntry } from "../../plugins/resources/subscriptions.ts";
+import { SUBSCRIPTION_ENTRY, subscriptionEntry } from "../../plugins/resources/session-entries.ts";
 import { ConnectionPool } from "../../src/runtime/pool.ts";
 import { fixturePath, startHttpFixture, type RunningServer } from "../helpers/servers.ts";
 import { CLI_BIN, createSandbox, nodeBinary, projectPath, runProcess } from "../helpers/tmp.ts";
@@ -55,15 +55,20 @@ describe("a re-list after list_changed that fails, in every way, on both transpo
   it("never escapes: each server goes through retrying to failed with a cause, its log says why, and the others keep working", async () => {
     // The connect is answered; the re-list the change notices ask for (the second tools/list) is the first request to fail.
     const faulty = await everyFault(FIRST_RELIST);
-    const h = await startHost({ ...faulty, bystander: fixtureServer("basic") }, { requestTimeoutMs: 1_500, retry: { maxRetries: 1, initialDelayMs: 50 } });
+    const h = await startHost(
+      { ...faulty, bystander: fixtureServer("basic") },
+      { requestTimeoutMs: 1_500, retry: { maxRetries: 1, initialDelayMs: 50 } },
+    );
     for (const name of Object.keys(faulty)) {
       const status = await h.waitForState(name, "failed", 20_000);
       expect(status.cause, name).toMatch(/\S/);
       expect(h.states(name), name).toContain("connected");
       expect(h.states(name), name).toContain("retrying");
-      const log = h.host.connection(name)!.log.text();
+      const log = h.host.server(name)!.log.text();
       // Either the re-list failed and broke the connection, or the connection itself went first (close, crash).
-      expect(log, name).toMatch(/re-listing the tools after a change notice failed|closed its standard output|SSE stream disconnected|fetch failed/);
+      expect(log, name).toMatch(
+        /re-listing the tools after a change notice failed|closed its standard output|SSE stream disconnected|fetch failed/,
+      );
     }
     await expectBystanderWorks(h);
   }, 60_000);
@@ -72,7 +77,11 @@ describe("a re-list after list_changed that fails, in every way, on both transpo
 describe("a tool call on a server that then fails every request", () => {
   it.each(MODES)("fails with a clear error (%s), the change notices it sent are handled, and the others keep working", async (mode) => {
     const h = await startHost(
-      { stdio: stdioFaulty(mode, { FAULT_FROM: "tools/call" }), http: await httpFaulty(mode, { FAULT_FROM: "tools/call" }), bystander: fixtureServer("basic") },
+      {
+        stdio: stdioFaulty(mode, { FAULT_FROM: "tools/call" }),
+        http: await httpFaulty(mode, { FAULT_FROM: "tools/call" }),
+        bystander: fixtureServer("basic"),
+      },
       { requestTimeoutMs: 1_500, retry: { maxRetries: 0 } },
     );
     for (const server of ["stdio", "http"]) {
@@ -88,7 +97,10 @@ describe("a tool call on a server that then fails every request", () => {
 
 describe("a stdio server that closes its standard output and stays alive", () => {
   it("is lost within about a second, not at the request timeout: the call in flight fails saying so and the server is retried", async () => {
-    const h = await startHost({ quiet: stdioFaulty("close", { FAULT_FROM: "tools/call" }) }, { requestTimeoutMs: 30_000, retry: { maxRetries: 1, initialDelayMs: 50 } });
+    const h = await startHost(
+      { quiet: stdioFaulty("close", { FAULT_FROM: "tools/call" }) },
+      { requestTimeoutMs: 30_000, retry: { maxRetries: 1, initialDelayMs: 50 } },
+    );
     await h.waitForTools(1, { server: "quiet" });
     const started = Date.now();
     const error = await rejectsWithin(h.call("mcp__quiet__echo", { text: "anyone?" }), 10_000);
@@ -108,7 +120,11 @@ describe("a plugin's background work that fails", () => {
       throw new Error("the session's branch cannot be read");
     };
     services.session.switchBranch([]);
-    await until(() => h.host.connection("notes")!.log.text().includes("syncing the resource subscriptions failed: the session's branch cannot be read"), 10_000, () => h.host.connection("notes")!.log.text());
+    await until(
+      () => h.host.server("notes")!.log.text().includes("syncing the resource subscriptions failed: the session's branch cannot be read"),
+      10_000,
+      () => h.host.server("notes")!.log.text(),
+    );
     expect(h.status("notes").state).toBe("connected");
   });
 });
@@ -117,32 +133,41 @@ describe("a session handoff (/reload) with a server that stopped answering (SIGS
   it.each([
     ["2026-07-28 (a listen stream)", []],
     ["2025 (resources/subscribe)", ["--legacy"]],
-  ])("ends the session's subscriptions within a few seconds on %s, and hands the connection on", async (_era, extra) => {
-    const services = fakeServices();
-    services.session.append(SUBSCRIPTION_ENTRY, subscriptionEntry("subscribe", "notes", "note://a"));
-    const pool = new ConnectionPool();
-    const server = { command: NODE, args: [join(REPO_ROOT, "test/features/fixtures/resource-server.mjs"), ...extra] };
-    const h = await startHost({ notes: server }, { services, pool, requestTimeoutMs: 60_000 });
-    await h.waitForTools(1, { server: "notes" });
-    await until(() => h.host.statusLines().some((line) => line.includes("note://a")), 10_000, () => h.host.statusLines().join("\n"));
-    const pid = h.status("notes").pid!;
-    process.kill(pid, "SIGSTOP");
-    try {
-      const started = Date.now();
-      await h.host.shutdown(undefined, "replaced");
-      // RELEASE_TIMEOUT_MS (2 s) bounds it; the 60 s request timeout does not come into it.
-      expect(Date.now() - started).toBeLessThan(4_000);
-      expect(pool.size).toBe(1);
-    } finally {
-      process.kill(pid, "SIGCONT");
-      await pool.drain();
-    }
-  }, 30_000);
+  ])(
+    "ends the session's subscriptions within a few seconds on %s, and hands the connection on",
+    async (_era, extra) => {
+      const services = fakeServices();
+      services.session.append(SUBSCRIPTION_ENTRY, subscriptionEntry("subscribe", "notes", "note://a"));
+      const pool = new ConnectionPool();
+      const server = { command: NODE, args: [join(REPO_ROOT, "test/features/fixtures/resource-server.mjs"), ...extra] };
+      const h = await startHost({ notes: server }, { services, pool, requestTimeoutMs: 60_000 });
+      await h.waitForTools(1, { server: "notes" });
+      await until(
+        () => h.host.statusLines().some((line) => line.includes("note://a")),
+        10_000,
+        () => h.host.statusLines().join("\n"),
+      );
+      const pid = h.status("notes").pid!;
+      process.kill(pid, "SIGSTOP");
+      try {
+        const started = Date.now();
+        await h.host.shutdown(undefined, "replaced");
+        // RELEASE_TIMEOUT_MS (2 s) bounds it; the 60 s request timeout does not come into it.
+        expect(Date.now() - started).toBeLessThan(4_000);
+        expect(pool.size).toBe(1);
+      } finally {
+        process.kill(pid, "SIGCONT");
+        await pool.drain();
+      }
+    },
+    30_000,
+  );
 });
 
 describe("pi-mcp test (the built CLI) against servers that fail every request after connecting", () => {
   beforeAll(() => {
-    if (!existsSync(CLI_BIN)) execFileSync("unbuild", [], { cwd: REPO_ROOT, env: { ...process.env, PATH: projectPath() }, stdio: "ignore", timeout: 120_000 });
+    if (!existsSync(CLI_BIN))
+      execFileSync("unbuild", [], { cwd: REPO_ROOT, env: { ...process.env, PATH: projectPath() }, stdio: "ignore", timeout: 120_000 });
   }, 180_000);
 
   it("prints its one JSON document (failing servers with a cause), exits 1, and nothing goes unhandled, also when a re-list fails as it finishes", async () => {
@@ -150,7 +175,11 @@ describe("pi-mcp test (the built CLI) against servers that fail every request af
     try {
       const definitions = { ...(await everyFault({ FAULT_AFTER: "0" })), ...prefixed("relist-", await everyFault(FIRST_RELIST)) };
       await box.writeJson(box.globalSettings, { mcp: { requestTimeoutMs: 1_500, servers: definitions } });
-      const result = await runProcess(nodeBinary(), [CLI_BIN, "test", "--all", "--json"], { cwd: box.projectDir, env: box.env(), timeoutMs: 60_000 });
+      const result = await runProcess(nodeBinary(), [CLI_BIN, "test", "--all", "--json"], {
+        cwd: box.projectDir,
+        env: box.env(),
+        timeoutMs: 60_000,
+      });
       expect(result.code, result.stderr).toBe(1);
       const document = JSON.parse(result.stdout) as { servers: { name: string; ok: boolean; error: string | null }[] };
       expect(document.servers.map((server) => server.name).sort()).toEqual(Object.keys(definitions).sort());
@@ -172,7 +201,9 @@ describe("a real Pi turn with servers that fail every request once called", () =
 
   it("keeps Pi running: each failing call is an error result for the model, the turn goes on, the healthy server answers", async () => {
     const faulty = await everyFault({ FAULT_FROM: "tools/call" }, { requestTimeoutMs: 1_500 });
-    await home.writeSettings({ mcp: { retry: { maxRetries: 0 }, servers: { ...faulty, bystander: { command: NODE, args: [fixturePath("basic")] } } } });
+    await home.writeSettings({
+      mcp: { retry: { maxRetries: 0 }, servers: { ...faulty, bystander: { command: NODE, args: [fixturePath("basic")] } } },
+    });
     const names = Object.keys(faulty);
     const run = await runPiWithMcp(home, "go", [
       ...names.map((name) => ({ toolCall: { name: `mcp__${name}__echo`, arguments: { text: name } } })),
@@ -186,7 +217,9 @@ describe("a real Pi turn with servers that fail every request once called", () =
     expect(results).toHaveLength(names.length + 1);
     names.forEach((name, index) => {
       expect(results[index].isError, name).toBe(true);
-      expect(textOf({ content: results[index].content, details: {}, isError: true }), name).toMatch(new RegExp(`${name}/echo (failed|timed out)`));
+      expect(textOf({ content: results[index].content, details: {}, isError: true }), name).toMatch(
+        new RegExp(`${name}/echo (failed|timed out)`),
+      );
     });
     expect(results.at(-1).isError).toBe(false);
   }, 120_000);

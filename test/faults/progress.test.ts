@@ -14,10 +14,18 @@ describe("progress notifications", () => {
     const h = await startHost({ churn: fixtureServer("list-changed") }, { requestTimeoutMs: 60_000 });
     await h.waitForTools(3, { server: "churn" });
     const updates: ProgressUpdate[] = [];
-    const outcome = await h.call("mcp__churn__progress", { steps: 3, delayMs: 50, messageBytes: 4 * 1024 * 1024 }, { onProgress: (update) => updates.push(update) });
+    const outcome = await h.call(
+      "mcp__churn__progress",
+      { steps: 3, delayMs: 50, messageBytes: 4 * 1024 * 1024 },
+      { onProgress: (update) => updates.push(update) },
+    );
     expect(textOf(outcome)).toBe("done 3");
     // The SDK may drop the last notification when the answer overtakes it; the earlier ones came 50 ms before.
-    await until(() => updates.length >= 2, 10_000, () => `${updates.length} progress updates`);
+    await until(
+      () => updates.length >= 2,
+      10_000,
+      () => `${updates.length} progress updates`,
+    );
     for (const [index, update] of updates.entries()) {
       expect([update.progress, update.total]).toEqual([index + 1, 3]);
       expect(update.message!.length).toBeLessThanOrEqual(MAX_PROGRESS_MESSAGE_CHARS + 1);
@@ -31,7 +39,11 @@ describe("progress notifications", () => {
     await h.waitForTools(3, { server: "churn" });
     const updates: ProgressUpdate[] = [];
     await h.call("mcp__churn__progress", { steps: 2, delayMs: 50 }, { onProgress: (update) => updates.push(update) });
-    await until(() => updates.length >= 1, 10_000, () => `${updates.length} progress updates`);
+    await until(
+      () => updates.length >= 1,
+      10_000,
+      () => `${updates.length} progress updates`,
+    );
     expect(updates[0]).toEqual({ progress: 1, total: 2, message: "step 1" });
   });
 });

@@ -53,7 +53,10 @@ const undeclare: KernelPlugin = {
 
 describe("server requests for capabilities that were not declared", () => {
   it("are answered -32601 by the client (during a call and outside one), and the connection and the others keep working", async () => {
-    const h = await startHost({ asker: fixtureServer("server-requests", { FIXTURE_ASK_AT_START: "1" }), bystander }, { kernel: createKernel({ plugins: [undeclare] }) });
+    const h = await startHost(
+      { asker: fixtureServer("server-requests", { FIXTURE_ASK_AT_START: "1" }), bystander },
+      { kernel: createKernel({ plugins: [undeclare] }) },
+    );
     await h.waitForTools(3, { server: "asker" });
     await h.waitForTools(3, { server: "bystander" });
     for (const method of ["sampling/createMessage", "elicitation/create"]) {

@@ -27,7 +27,9 @@ describe("structured content nested deeper than the cut", () => {
       expect(jsonShape(outcome.details.structuredContent).depth).toBe(MAX_NESTING_DEPTH);
       expect(() => structuredClone(outcome)).not.toThrow();
       const text = textOf(outcome);
-      expect(text).toContain(`[structured content nested more than ${MAX_NESTING_DEPTH} levels deep: deeper values are replaced by "${CUT_MARKER}"]`);
+      expect(text).toContain(
+        `[structured content nested more than ${MAX_NESTING_DEPTH} levels deep: deeper values are replaced by "${CUT_MARKER}"]`,
+      );
       expect(text).toContain(`"${CUT_MARKER}"`);
       expect(textOf(await h.call("mcp__deep__ok", {}))).toBe("fine");
     }, 60_000);
@@ -65,7 +67,9 @@ describe("structured content deep and wide at once", () => {
 describe("jsonShape counts what indentation adds", () => {
   it("exactly, for objects, arrays, empty containers and nesting", () => {
     for (const value of [{}, [], { a: 1 }, [1, [2, { b: [] }]], { a: { b: { c: [1, 2, {}] } }, d: "x" }, "scalar", null]) {
-      expect(JSON.stringify(value).length + jsonShape(value).indentation, JSON.stringify(value)).toBe(JSON.stringify(value, null, 2).length);
+      expect(JSON.stringify(value).length + jsonShape(value).indentation, JSON.stringify(value)).toBe(
+        JSON.stringify(value, null, 2).length,
+      );
     }
   });
 });

@@ -19,7 +19,14 @@ describe("a token endpoint that repeats what it was sent", () => {
     const box = await scene.sandbox("http://127.0.0.1:9/mcp"); // first: the client is registered with its loopback redirect
     const stack = await scene.startStack({ registration: false, staticClient: { ...CLIENT, redirect_uris: [box.redirectUri] } });
     const auth = { type: "oauth", clientId: CLIENT.client_id, clientSecret: CLIENT.client_secret, redirectUri: box.redirectUri };
-    await box.writeJson(box.globalSettings, { mcp: { connectTimeoutMs: 5_000, requestTimeoutMs: 10_000, retry: { maxRetries: 0 }, servers: { remote: { url: stack.mcpUrl, auth } } } });
+    await box.writeJson(box.globalSettings, {
+      mcp: {
+        connectTimeoutMs: 5_000,
+        requestTimeoutMs: 10_000,
+        retry: { maxRetries: 0 },
+        servers: { remote: { url: stack.mcpUrl, auth } },
+      },
+    });
   }
 
   /** Starts a flow with --no-open and lets the "browser" authorize: the callback URL and the flow's PKCE verifier. */
@@ -49,7 +56,7 @@ describe("a token endpoint that repeats what it was sent", () => {
     scene.stack.echoTokenRequests("invalid_grant");
     const done = await runCommand(scene.box, ["auth", "remote", "--callback", flow.callback], pi.runtime);
     expect(done.exitCode).toBe(1);
-    const log = pi.host.connection("remote")!.log.text();
+    const log = pi.host.server("remote")!.log.text();
     expect(log).toMatch(/\[mcp-sdk\] OAuth "invalid_grant" — .*Cause: "rejected .*‹redacted›/);
     for (const secret of [flow.code, flow.verifier, CLIENT.client_secret]) expect(log).not.toContain(secret);
   });
@@ -68,7 +75,7 @@ describe("a token endpoint that repeats what it was sent", () => {
     scene.stack.echoTokenRequests("server_error");
     await pi.call("whoami").catch(() => undefined);
     await pi.waitFor("remote", "needs_auth");
-    const log = pi.host.connection("remote")!.log.text();
+    const log = pi.host.server("remote")!.log.text();
     expect(log).toContain("[mcp-sdk] Could not refresh OAuth tokens");
     expect(log).toContain(REDACTED);
     for (const secret of [refreshToken, CLIENT.client_secret]) expect(log).not.toContain(secret);

@@ -25,7 +25,10 @@ function expectNoPieceOf(text: string, secret: string, length = 8): void {
   const core = secret.replace(/[\u0000-\u001f\u007f-\u009f]/g, "");
   for (let start = 0; start + length <= core.length; start++) {
     const piece = core.slice(start, start + length);
-    if (text.includes(piece)) throw new Error(`a piece of the secret (${JSON.stringify(piece)}) was shown:\n${text.slice(Math.max(0, text.indexOf(piece) - 200), text.indexOf(piece) + 200)}`);
+    if (text.includes(piece))
+      throw new Error(
+        `a piece of the secret (${JSON.stringify(piece)}) was shown:\n${text.slice(Math.max(0, text.indexOf(piece) - 200), text.indexOf(piece) + 200)}`,
+      );
   }
 }
 
@@ -33,7 +36,15 @@ const leak = (args: Record<string, unknown>): FauxStep => ({ toolCall: { name: "
 
 async function runPiWith(servers: Record<string, unknown>, env: Record<string, string>, messages: string[], script: FauxStep[]) {
   await home.writeSettings({ mcp: { retry: { maxRetries: 0 }, servers } });
-  return runPi({ home: home.home, cwd: home.cwd, extensions: [REPO_ROOT], args: ["-p", "/mcp wait", ...messages], env, script, timeoutMs: 90_000 });
+  return runPi({
+    home: home.home,
+    cwd: home.cwd,
+    extensions: [REPO_ROOT],
+    args: ["-p", "/mcp wait", ...messages],
+    env,
+    script,
+    timeoutMs: 90_000,
+  });
 }
 
 describe("a resolved value that holds terminal controls", () => {
@@ -49,7 +60,9 @@ describe("a resolved value that holds terminal controls", () => {
       { LEAKY_SECRET: envSecret, HEADER_SECRET: headerSecret },
       ["go", "/mcp logs", "/mcp status"],
       [
-        { toolCalls: ["raw", "stripped", "json", "split"].map((form) => ({ name: "mcp__leaky__leak", arguments: { where: "log", form } })) },
+        {
+          toolCalls: ["raw", "stripped", "json", "split"].map((form) => ({ name: "mcp__leaky__leak", arguments: { where: "log", form } })),
+        },
         { text: "done" },
       ],
     );
@@ -73,7 +86,10 @@ describe("/mcp logs cuts only after it redacted", () => {
     const lineSecret = `${newSecret("lines-one")}\n${newSecret("lines-two")}`;
     const second = byteSecret.split("\n")[1]!;
     const run = await runPiWith(
-      { leaky: { command: NODE, args: [LEAKY], environment: { FIXTURE_SECRET: "${ONE}" } }, lines: { command: NODE, args: [LEAKY], environment: { FIXTURE_SECRET: "${TWO}" } } },
+      {
+        leaky: { command: NODE, args: [LEAKY], environment: { FIXTURE_SECRET: "${ONE}" } },
+        lines: { command: NODE, args: [LEAKY], environment: { FIXTURE_SECRET: "${TWO}" } },
+      },
       { ONE: byteSecret, TWO: lineSecret },
       ["go", "/mcp logs leaky", "again", "/mcp logs lines"],
       [
@@ -90,7 +106,8 @@ describe("/mcp logs cuts only after it redacted", () => {
     expect(logs).toHaveLength(3); // both were cut
     expect(logs[1]).toContain("zzzz");
     expect(logs[2]).toMatch(/\nz\nz\n/);
-    for (const secret of [byteSecret, lineSecret]) for (const part of secret.split("\n")) expectNoPieceOf(`${run.stdout}\n${run.stderr}`, part);
+    for (const secret of [byteSecret, lineSecret])
+      for (const part of secret.split("\n")) expectNoPieceOf(`${run.stdout}\n${run.stderr}`, part);
   }, 120_000);
 });
 
@@ -99,12 +116,23 @@ describe("the stderr tail a failure quotes", () => {
     const secret = newSecret("tail");
     // One line ending 8 characters into the end of the secret's last 4 KB: the tail is cut inside the secret.
     const leakAndExit = JSON.stringify({ form: "raw", before: 1_000, after: 4096 - 1 - 8 });
-    await home.writeSettings({ mcp: { retry: { maxRetries: 0 }, servers: { leaky: { command: NODE, args: [LEAKY], environment: { FIXTURE_SECRET: "${TAIL_SECRET}", FIXTURE_LEAK_AND_EXIT: leakAndExit } } } } });
-    const result = await runProcess(nodeBinary(), ["--experimental-transform-types", "--no-warnings", join(REPO_ROOT, "cli/index.ts"), "test", "leaky", "--json"], {
-      cwd: home.cwd,
-      env: { PATH: projectPath(), HOME: home.home, PI_CODING_AGENT_DIR: home.agentDir, TAIL_SECRET: secret },
-      timeoutMs: 60_000,
+    await home.writeSettings({
+      mcp: {
+        retry: { maxRetries: 0 },
+        servers: {
+          leaky: { command: NODE, args: [LEAKY], environment: { FIXTURE_SECRET: "${TAIL_SECRET}", FIXTURE_LEAK_AND_EXIT: leakAndExit } },
+        },
+      },
     });
+    const result = await runProcess(
+      nodeBinary(),
+      ["--experimental-transform-types", "--no-warnings", join(REPO_ROOT, "cli/index.ts"), "test", "leaky", "--json"],
+      {
+        cwd: home.cwd,
+        env: { PATH: projectPath(), HOME: home.home, PI_CODING_AGENT_DIR: home.agentDir, TAIL_SECRET: secret },
+        timeoutMs: 60_000,
+      },
+    );
     expect(result.code).toBe(1);
     const tested = JSON.parse(result.stdout).servers[0];
     expect(tested.ok).toBe(false);

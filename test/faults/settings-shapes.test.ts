@@ -2,6 +2,7 @@
 // core on real files (and once by the pi-mcp CLI as its own process): `list`
 // shows nothing that could drive a terminal and `list --json` only documented
 // values; valid JSON of the wrong shape is never silently replaced by a mutation.
+import { LIST_JSON_SERVER_KEYS } from "../helpers/package.ts";
 import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -41,11 +42,12 @@ describe("list", () => {
       expect(["global", "project"]).toContain(server.scope);
       expect(["stdio", "http", "sse"]).toContain(server.transport);
       expect(["none", "bearer", "oauth", "oauth-on-demand"]).toContain(server.auth);
-      expect(["direct", "deferred", "codemode", "hidden"]).toContain(server.exposure);
+      expect(["auto", "direct", "deferred", "codemode", "hidden"]).toContain(server.exposure);
       expect(typeof server.enabled).toBe("boolean");
       expect(typeof server.masked).toBe("boolean");
       expect(typeof server.storedAuth).toBe("boolean");
-      expect(Object.keys(server).sort()).toEqual(["auth", "enabled", "exposure", "masked", "name", "scope", "storedAuth", "transport"]);
+      expect(server.definitionTokens === null || Number.isInteger(server.definitionTokens)).toBe(true);
+      expect(Object.keys(server).sort()).toEqual(LIST_JSON_SERVER_KEYS);
     }
     for (const error of document.errors) expect(error.message).not.toMatch(TERMINAL_CONTROL);
   });
@@ -57,9 +59,21 @@ describe("/mcp status in a real Pi", () => {
     try {
       await writeFile(
         join(home.agentDir, "settings.json"),
-        JSON.stringify({ mcp: { exposure: "\u001b]0;pwned\u0007", servers: { bad: { url: "https://mcp.example.com/mcp", auth: { type: "basic\u009b2J\u009dpwned\u0085", token: "x" } } } } }),
+        JSON.stringify({
+          mcp: {
+            exposure: "\u001b]0;pwned\u0007",
+            servers: { bad: { url: "https://mcp.example.com/mcp", auth: { type: "basic\u009b2J\u009dpwned\u0085", token: "x" } } },
+          },
+        }),
       );
-      const run = await runPi({ home: home.home, cwd: home.cwd, extensions: [REPO_ROOT], faux: false, args: ["-p", "/mcp status"], timeoutMs: 60_000 });
+      const run = await runPi({
+        home: home.home,
+        cwd: home.cwd,
+        extensions: [REPO_ROOT],
+        faux: false,
+        args: ["-p", "/mcp status"],
+        timeoutMs: 60_000,
+      });
       expect(run.stdout).toContain("MCP is disabled: the settings are invalid.");
       expect(run.stdout).toContain("mcp.servers.bad.auth");
       expect(run.stdout).not.toMatch(TERMINAL_CONTROL);
@@ -75,8 +89,18 @@ const WRONG_SHAPES: { name: string; text: string; path: string; is: string }[] =
   { name: "mcp is an array", text: '{ "mcp": [{ "url": "https://mcp.example.com/mcp" }] }\n', path: "mcp", is: "an array" },
   { name: "mcp is null", text: '{ "mcp": null }\n', path: "mcp", is: "null" },
   { name: "mcp is a number", text: '{ "mcp": 42 }\n', path: "mcp", is: "a number" },
-  { name: "servers is an array", text: '{ "mcp": { "servers": [{ "name": "docs", "url": "https://mcp.example.com/mcp" }] } }\n', path: "mcp.servers", is: "an array" },
-  { name: "servers is a string", text: '{ "mcp": { "requestTimeoutMs": 5000, "servers": "docs" } }\n', path: "mcp.servers", is: "a string" },
+  {
+    name: "servers is an array",
+    text: '{ "mcp": { "servers": [{ "name": "docs", "url": "https://mcp.example.com/mcp" }] } }\n',
+    path: "mcp.servers",
+    is: "an array",
+  },
+  {
+    name: "servers is a string",
+    text: '{ "mcp": { "requestTimeoutMs": 5000, "servers": "docs" } }\n',
+    path: "mcp.servers",
+    is: "a string",
+  },
 ];
 
 /** Every mutation, each aimed at a server the file might hold. */
@@ -90,27 +114,34 @@ const MUTATIONS: { name: string; argv: (box: { root: string }) => string[] }[] =
 ];
 
 describe("mutations on valid JSON of the wrong shape", () => {
-  it.each(WRONG_SHAPES)("$name: every mutation refuses with a path-qualified error and leaves the file byte for byte", async ({ text, path, is }) => {
-    const box = sandbox();
-    await box.writeText(box.globalSettings, text);
-    await writeFile(join(box.root, "other-host.json"), JSON.stringify({ mcpServers: { docs: { url: "https://mcp.example.com/mcp" } } }));
-    for (const mutation of MUTATIONS) {
-      const result = await runCli(mutation.argv(box), box.projectDir, box.env());
-      expect(result.exitCode, `${mutation.name}: ${result.output}`).toBe(1);
-      expect(result.output, mutation.name).toBe(`${box.globalSettings}: ${path}: must be an object (is ${is}); nothing was changed`);
-      expect(await box.readText(box.globalSettings), mutation.name).toBe(text);
-    }
-  });
+  it.each(WRONG_SHAPES)(
+    "$name: every mutation refuses with a path-qualified error and leaves the file byte for byte",
+    async ({ text, path, is }) => {
+      const box = sandbox();
+      await box.writeText(box.globalSettings, text);
+      await writeFile(join(box.root, "other-host.json"), JSON.stringify({ mcpServers: { docs: { url: "https://mcp.example.com/mcp" } } }));
+      for (const mutation of MUTATIONS) {
+        const result = await runCli(mutation.argv(box), box.projectDir, box.env());
+        expect(result.exitCode, `${mutation.name}: ${result.output}`).toBe(1);
+        expect(result.output, mutation.name).toBe(`${box.globalSettings}: ${path}: must be an object (is ${is}); nothing was changed`);
+        expect(await box.readText(box.globalSettings), mutation.name).toBe(text);
+      }
+    },
+  );
 
-  it("the pi-mcp program (its own process) refuses `add` over \"mcp\": \"notes\" with exit code 1 and keeps the file", async () => {
+  it('the pi-mcp program (its own process) refuses `add` over "mcp": "notes" with exit code 1 and keeps the file', async () => {
     const box = sandbox();
     const text = '{ "theme": "dark", "mcp": "notes about my servers" }\n';
     await box.writeText(box.globalSettings, text);
-    const result = await runProcess(nodeBinary(), ["--experimental-transform-types", "--no-warnings", join(REPO_ROOT, "cli/index.ts"), "add", "docs", "https://mcp.example.com/mcp"], {
-      cwd: box.projectDir,
-      env: box.env(),
-      timeoutMs: 30_000,
-    });
+    const result = await runProcess(
+      nodeBinary(),
+      ["--experimental-transform-types", "--no-warnings", join(REPO_ROOT, "cli/index.ts"), "add", "docs", "https://mcp.example.com/mcp"],
+      {
+        cwd: box.projectDir,
+        env: box.env(),
+        timeoutMs: 30_000,
+      },
+    );
     expect(result.code).toBe(1);
     expect(result.stderr.trim()).toBe(`${box.globalSettings}: mcp: must be an object (is a string); nothing was changed`);
     expect(await box.readText(box.globalSettings)).toBe(text);

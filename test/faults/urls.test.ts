@@ -77,7 +77,10 @@ describe("URL elicitation that asks to open a non-web URL", () => {
     recordOpening();
     const ui = fakeUi(person());
     ui.script((dialog) => dialog.method === "confirm");
-    const h = await startHost({ asker: fixtureServer("interactive", { FIXTURE_ERA: "legacy" }) }, { kernel: createKernel(), services: { ui } });
+    const h = await startHost(
+      { asker: fixtureServer("interactive", { FIXTURE_ERA: "legacy" }) },
+      { kernel: createKernel(), services: { ui } },
+    );
     await h.waitForTools(1, { server: "asker" });
     for (const url of HOSTILE_URLS) {
       const outcome = JSON.parse(textOf(await h.call("mcp__asker__open_page", { url }, { interactive: true })));
@@ -87,10 +90,14 @@ describe("URL elicitation that asks to open a non-web URL", () => {
     expect(ui.dialogs).toEqual([]);
     expect(ui.notices).toHaveLength(HOSTILE_URLS.length);
     for (const notice of ui.notices) {
-      expect(notice).toMatch(/^MCP server "asker": the web page it asks you to open \(URL elicitation\) is (a "[a-z-]+:" URL|not a valid URL); only http and https URLs are shown or opened, so nothing was opened$/);
+      expect(notice).toMatch(
+        /^MCP server "asker": the web page it asks you to open \(URL elicitation\) is (a "[a-z-]+:" URL|not a valid URL); only http and https URLs are shown or opened, so nothing was opened$/,
+      );
     }
     // A web page is still offered and opened after a yes.
-    const outcome = JSON.parse(textOf(await h.call("mcp__asker__open_page", { url: "https://login.example.com/start" }, { interactive: true })));
+    const outcome = JSON.parse(
+      textOf(await h.call("mcp__asker__open_page", { url: "https://login.example.com/start" }, { interactive: true })),
+    );
     expect(outcome.action).toBe("accept");
     expect(opened).toEqual(["https://login.example.com/start"]);
   });

@@ -13,8 +13,8 @@ it("the MCP Apps example server-system-monitor offers the model get-system-info,
   await h.host.flushTools();
   expect([...h.sink.active].sort()).toEqual(["mcp__monitor__get-system-info"]);
   expect(h.status("monitor").tools).toBe(1);
-  expect(await h.host.connection("monitor")!.catalogCounts()).toMatchObject({ tools: 1 });
-  expect(h.host.connection("monitor")!.log.text()).toContain('left out tool "poll-system-stats": its _meta.ui.visibility is for the app only');
+  expect(await h.host.server("monitor")!.catalogCounts()).toMatchObject({ tools: 1 });
+  expect(h.host.server("monitor")!.log.text()).toContain('left out tool "poll-system-stats": its _meta.ui.visibility is for the app only');
 });
 
 it("offers every tool whose visibility includes the model, in any shape a server writes it, and none whose marking leaves the model out or cannot be read", async () => {
@@ -31,7 +31,8 @@ it("offers every tool whose visibility includes the model, in any shape a server
     "mcp__app__unmarked",
   ]);
   expect(textOf(await h.call("mcp__app__for-both"))).toBe("for-both");
-  const log = h.host.connection("app")!.log.text();
-  for (const name of ["for-app", "for-nobody", "odd-marking", "map-app"]) expect(log).toContain(`left out tool "${name}": its _meta.ui.visibility is for the app only`);
+  const log = h.host.server("app")!.log.text();
+  for (const name of ["for-app", "for-nobody", "odd-marking", "map-app"])
+    expect(log).toContain(`left out tool "${name}": its _meta.ui.visibility is for the app only`);
   expect(log).toContain('left out tool "number-marking": its _meta.ui.visibility names no audience pi-mcp can read');
 });

@@ -7,7 +7,18 @@ import { MAX_CATALOG_PAGES } from "../../src/runtime/paging.ts";
 import { ConnectionPool } from "../../src/runtime/pool.ts";
 import { fileURLToPath } from "node:url";
 import { nodePath } from "../helpers/servers.ts";
-import { eventually, everythingStdio, fixtureServer, packageServer, startHost, stopAllHosts, textOf, until, type RawDefinition, type TestHost } from "../helpers/host.ts";
+import {
+  eventually,
+  everythingStdio,
+  fixtureServer,
+  packageServer,
+  startHost,
+  stopAllHosts,
+  textOf,
+  until,
+  type RawDefinition,
+  type TestHost,
+} from "../helpers/host.ts";
 import { startPostgres, type RunningPostgres } from "../helpers/postgres.ts";
 import { fakeServices, type FakeServices } from "../helpers/services.ts";
 
@@ -52,11 +63,14 @@ describe("a server that does not implement an optional list (-32601)", () => {
   it("server-postgres answers resources/templates/list with -32601: it stays connected with no templates, logged once", async () => {
     const { h, services } = await withResources({ pg: pg() });
     expect(h.status("pg").state).toBe("connected");
-    expect(await h.host.connection("pg")!.catalogCounts()).toEqual({ tools: 1, resources: 1, resourceTemplates: 0, prompts: 0 });
-    for (let i = 0; i < 2; i++) expect(textOf(await fixed(services, "list_mcp_resource_templates", { server: "pg" }))).toBe("No resources.");
-    const log = h.host.connection("pg")!.log.text();
+    expect(await h.host.server("pg")!.catalogCounts()).toEqual({ tools: 1, resources: 1, resourceTemplates: 0, prompts: 0 });
+    for (let i = 0; i < 2; i++)
+      expect(textOf(await fixed(services, "list_mcp_resource_templates", { server: "pg" }))).toBe("No resources.");
+    const log = h.host.server("pg")!.log.text();
     expect(log.split("does not implement resources/templates/list (-32601 Method not found)")).toHaveLength(2);
-    expect(textOf(await fixed(services, "list_mcp_resources", { server: "pg" }))).toMatch(/^pg: postgres:\/\/.*\/items\/schema \("items" database schema, application\/json\)$/);
+    expect(textOf(await fixed(services, "list_mcp_resources", { server: "pg" }))).toMatch(
+      /^pg: postgres:\/\/.*\/items\/schema \("items" database schema, application\/json\)$/,
+    );
   });
 
   it("list_mcp_resource_templates across servers keeps listing the others' templates", async () => {
@@ -70,10 +84,10 @@ describe("a server that does not implement an optional list (-32601)", () => {
   it("prompts and templates a server declares but does not implement count zero in test, and /mcp prompt completion finds none", async () => {
     const h = await startHost({ lists: catalog() });
     await h.waitForState("lists", "connected");
-    expect(await h.host.connection("lists")!.catalogCounts()).toEqual({ tools: 3, resources: 2, resourceTemplates: 0, prompts: 0 });
+    expect(await h.host.server("lists")!.catalogCounts()).toEqual({ tools: 3, resources: 2, resourceTemplates: 0, prompts: 0 });
     const completion = h.host.kernelInstance.commands.find((command) => command.name === "prompt")!.complete!;
     expect(await completion({ words: ["lists", ""], head: "lists ", host: h.host })).toBeNull();
-    const log = h.host.connection("lists")!.log.text();
+    const log = h.host.server("lists")!.log.text();
     expect(log).toContain("does not implement prompts/list (-32601");
     expect(log.split("does not implement resources/templates/list")).toHaveLength(2);
   });
@@ -83,8 +97,9 @@ describe("a server that does not implement an optional list (-32601)", () => {
     await h.waitForState("lists", "connected");
     const completion = h.host.kernelInstance.commands.find((command) => command.name === "prompt")!.complete!;
     expect(await completion({ words: ["lists", ""], head: "lists ", host: h.host })).toEqual([expect.objectContaining({ label: "greet" })]);
-    for (let i = 0; i < 2; i++) expect(await completion({ words: ["lists", "greet", "--arg", "name=A"], head: "lists greet --arg ", host: h.host })).toBeNull();
-    expect(h.host.connection("lists")!.log.text().split("does not implement completion/complete (-32601")).toHaveLength(2);
+    for (let i = 0; i < 2; i++)
+      expect(await completion({ words: ["lists", "greet", "--arg", "name=A"], head: "lists greet --arg ", host: h.host })).toBeNull();
+    expect(h.host.server("lists")!.log.text().split("does not implement completion/complete (-32601")).toHaveLength(2);
   });
 
   it("a list that fails for another reason names the method; the other servers are still listed", async () => {
@@ -92,9 +107,10 @@ describe("a server that does not implement an optional list (-32601)", () => {
     const listed = textOf(await fixed(services, "list_mcp_resources"));
     expect(listed).toMatch(/^deaddb: deaddb resources\/list failed: .*ECONNREFUSED 127\.0\.0\.1:1/m);
     expect(listed.split("\n").filter((line) => line.startsWith("everything: ")).length).toBeGreaterThanOrEqual(7);
-    await expect(fixed(services, "list_mcp_resources", { server: "deaddb" })).rejects.toThrow(/^deaddb resources\/list failed: .*ECONNREFUSED/);
+    await expect(fixed(services, "list_mcp_resources", { server: "deaddb" })).rejects.toThrow(
+      /^deaddb resources\/list failed: .*ECONNREFUSED/,
+    );
   });
-
 });
 
 describe("resource catalogs kept with the connection", () => {
@@ -146,9 +162,16 @@ describe("resource catalogs kept with the connection", () => {
   });
 
   it("follow the tools' paging rules: a repeated cursor and more than 1,000 pages fail that list, by name, and the connection stands", async () => {
-    const { h, services } = await withResources({ loop: catalog({ FIXTURE_REPEAT_CURSOR: "1" }), endless: catalog({ FIXTURE_ENDLESS: "1" }) });
-    await expect(fixed(services, "list_mcp_resources", { server: "loop" })).rejects.toThrow(/^loop resources\/list: the server repeated a pagination cursor \(page 3\)/);
-    await expect(fixed(services, "list_mcp_resources", { server: "endless" })).rejects.toThrow(`endless resources/list: more than ${MAX_CATALOG_PAGES} pages`);
+    const { h, services } = await withResources({
+      loop: catalog({ FIXTURE_REPEAT_CURSOR: "1" }),
+      endless: catalog({ FIXTURE_ENDLESS: "1" }),
+    });
+    await expect(fixed(services, "list_mcp_resources", { server: "loop" })).rejects.toThrow(
+      /^loop resources\/list: the server repeated a pagination cursor \(page 3\)/,
+    );
+    await expect(fixed(services, "list_mcp_resources", { server: "endless" })).rejects.toThrow(
+      `endless resources/list: more than ${MAX_CATALOG_PAGES} pages`,
+    );
     expect(h.status("loop").state).toBe("connected");
     expect(textOf(await h.call("mcp__endless__counts"))).toContain('"resources/templates/list":1');
   }, 60_000);

@@ -41,7 +41,9 @@ describe("completion with server-everything and the prompt fixture", () => {
 
   it("offers the server's prompt names", async () => {
     const names = await complete(h, "prompt everything ");
-    expect(names).toEqual(expect.arrayContaining(["prompt everything simple-prompt", "prompt everything args-prompt", "prompt everything completable-prompt"]));
+    expect(names).toEqual(
+      expect.arrayContaining(["prompt everything simple-prompt", "prompt everything args-prompt", "prompt everything completable-prompt"]),
+    );
     expect(await complete(h, "prompt everything comp")).toEqual(["prompt everything completable-prompt"]);
     expect(await complete(h, "prompt prompts g")).toEqual(["prompt prompts greet"]);
     const items = await completeArgumentsLive("prompt prompts g", commands, [], () => Promise.resolve(h.host));
@@ -50,11 +52,22 @@ describe("completion with server-everything and the prompt fixture", () => {
   });
 
   it("offers the prompt's argument names, required ones first, leaving out those already given", async () => {
-    expect(await complete(h, "prompt everything args-prompt ")).toEqual(["prompt everything args-prompt --arg city=", "prompt everything args-prompt --arg state="]);
-    expect(await complete(h, "prompt everything args-prompt --a")).toEqual(["prompt everything args-prompt --arg city=", "prompt everything args-prompt --arg state="]);
-    expect(await complete(h, "prompt everything args-prompt --arg ")).toEqual(["prompt everything args-prompt --arg city=", "prompt everything args-prompt --arg state="]);
+    expect(await complete(h, "prompt everything args-prompt ")).toEqual([
+      "prompt everything args-prompt --arg city=",
+      "prompt everything args-prompt --arg state=",
+    ]);
+    expect(await complete(h, "prompt everything args-prompt --a")).toEqual([
+      "prompt everything args-prompt --arg city=",
+      "prompt everything args-prompt --arg state=",
+    ]);
+    expect(await complete(h, "prompt everything args-prompt --arg ")).toEqual([
+      "prompt everything args-prompt --arg city=",
+      "prompt everything args-prompt --arg state=",
+    ]);
     expect(await complete(h, "prompt everything args-prompt --arg c")).toEqual(["prompt everything args-prompt --arg city="]);
-    expect(await complete(h, "prompt everything args-prompt --arg city=Paris ")).toEqual(["prompt everything args-prompt --arg city=Paris --arg state="]);
+    expect(await complete(h, "prompt everything args-prompt --arg city=Paris ")).toEqual([
+      "prompt everything args-prompt --arg city=Paris --arg state=",
+    ]);
     expect(await complete(h, "prompt everything simple-prompt ")).toBeNull();
     const items = await completeArgumentsLive("prompt prompts greet --arg ", commands, [], () => Promise.resolve(h.host));
     expect(items).toEqual([
@@ -80,12 +93,17 @@ describe("completion with server-everything and the prompt fixture", () => {
       "prompt everything completable-prompt --arg department=Engineering --arg name=Bob",
       "prompt everything completable-prompt --arg department=Engineering --arg name=Charlie",
     ]);
-    expect(await complete(h, "prompt everything completable-prompt --arg=department=Sa")).toEqual(["prompt everything completable-prompt --arg=department=Sales"]);
+    expect(await complete(h, "prompt everything completable-prompt --arg=department=Sa")).toEqual([
+      "prompt everything completable-prompt --arg=department=Sales",
+    ]);
     expect(await complete(h, "prompt everything completable-prompt --arg nosuch=")).toBeNull();
   });
 
   it("quotes values the command line would split, and passes the context the server narrows by", async () => {
-    expect(await complete(h, "prompt prompts greet --arg who=A")).toEqual(["prompt prompts greet --arg who=Ada", "prompt prompts greet --arg who=Alan"]);
+    expect(await complete(h, "prompt prompts greet --arg who=A")).toEqual([
+      "prompt prompts greet --arg who=Ada",
+      "prompt prompts greet --arg who=Alan",
+    ]);
     expect(await complete(h, "prompt prompts greet --arg tone=formal --arg who=")).toEqual([
       'prompt prompts greet --arg tone=formal --arg who="Dr. Ada Lovelace"',
       'prompt prompts greet --arg tone=formal --arg who="Sir Alan Turing"',
@@ -98,7 +116,10 @@ describe("completion with server-everything and the prompt fixture", () => {
       await modern.waitForState("modern", "connected");
       expect(modern.status("modern").protocolVersion).toBe("2026-07-28");
       expect(await complete(modern, "prompt modern ")).toEqual(["prompt modern team"]);
-      expect(await complete(modern, "prompt modern team --arg department=")).toEqual(["prompt modern team --arg department=Engineering", "prompt modern team --arg department=Sales"]);
+      expect(await complete(modern, "prompt modern team --arg department=")).toEqual([
+        "prompt modern team --arg department=Engineering",
+        "prompt modern team --arg department=Sales",
+      ]);
       expect(await complete(modern, "prompt modern team --arg department=Engineering --arg lead=")).toEqual([
         "prompt modern team --arg department=Engineering --arg lead=Alice",
         "prompt modern team --arg department=Engineering --arg lead=Bob",
@@ -118,12 +139,22 @@ describe("completion with server-everything and the prompt fixture", () => {
     const off = await startHost({ everything: everythingStdio() }, { kernel: createKernel({ disable: ["completion"] }) });
     try {
       await off.waitForState("everything", "connected", 20_000);
-      const connection = off.host.connection("everything")!;
-      const request = { client: connection.requireClient(), requestTimeoutMs: 1_000, prompt: "completable-prompt", argument: "department", value: "" };
+      const connection = off.host.server("everything")!;
+      const request = {
+        client: connection.requireClient(),
+        requestTimeoutMs: 1_000,
+        prompt: "completable-prompt",
+        argument: "department",
+        value: "",
+      };
       expect(await off.host.kernelInstance.hooks.complete.promise(request)).toBeUndefined();
-      expect(await h.host.kernelInstance.hooks.complete.promise({ ...request, client: h.host.connection("everything")!.requireClient() })).toContain("Engineering");
+      expect(
+        await h.host.kernelInstance.hooks.complete.promise({ ...request, client: h.host.server("everything")!.requireClient() }),
+      ).toContain("Engineering");
       // Prompt and argument names still come from the prompts plugin.
-      expect(await complete(off, "prompt everything completable-prompt --arg d")).toEqual(["prompt everything completable-prompt --arg department="]);
+      expect(await complete(off, "prompt everything completable-prompt --arg d")).toEqual([
+        "prompt everything completable-prompt --arg department=",
+      ]);
       expect(await complete(off, "prompt everything completable-prompt --arg department=")).toBeNull();
       expect(createKernel({ disable: ["completion"] }).hooks.complete.taps).toHaveLength(0);
     } finally {

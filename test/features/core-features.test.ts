@@ -5,7 +5,17 @@ import { afterEach, describe, expect, it, vi } from "vitest";
 import { runCommandLine } from "../../src/commands/index.ts";
 import { createKernel } from "../../src/composition.ts";
 import { retainedLogPath } from "../../plugins/logging/index.ts";
-import { eventually, everythingStdio, fixtureServer, piEnvironment, startHost, stopAllHosts, textOf, until, type TestHost } from "../helpers/host.ts";
+import {
+  eventually,
+  everythingStdio,
+  fixtureServer,
+  piEnvironment,
+  startHost,
+  stopAllHosts,
+  textOf,
+  until,
+  type TestHost,
+} from "../helpers/host.ts";
 import { requestSpy } from "./interactive-helpers.ts";
 import { fakeServices } from "../helpers/services.ts";
 import { nodePath } from "../helpers/servers.ts";
@@ -27,13 +37,13 @@ describe("resources", () => {
     await until(() => services.piTools.active.size === 3, 30_000);
     expect([...services.piTools.tools.keys()].sort()).toEqual(["list_mcp_resource_templates", "list_mcp_resources", "read_mcp_resource"]);
     await h.host.reconnect("everything").catch(() => undefined);
-    await h.host.connection("everything")!.close();
+    await h.host.server("everything")!.close();
     expect(services.piTools.active.size).toBe(0);
   });
 
   it("lists resources and templates with their server, and reads one through the result mappers", async () => {
     const services = fakeServices();
-    const h = await startHost({ everything: everythingStdio() }, { services });
+    await startHost({ everything: everythingStdio() }, { services });
     await until(() => services.piTools.active.size === 3, 30_000);
     const listed = textOf(await services.piTools.tools.get("list_mcp_resources")!.execute({}, {}));
     expect(listed.split("\n").length).toBeGreaterThanOrEqual(7);
@@ -44,7 +54,9 @@ describe("resources", () => {
     const read = await services.piTools.tools.get("read_mcp_resource")!.execute({ server: "everything", uri }, {});
     expect(textOf(read)).toContain(uri);
     expect(textOf(read)).toContain("from everything");
-    await expect(services.piTools.tools.get("read_mcp_resource")!.execute({ server: "nope", uri }, {})).rejects.toThrow(/no connected MCP server "nope"/);
+    await expect(services.piTools.tools.get("read_mcp_resource")!.execute({ server: "nope", uri }, {})).rejects.toThrow(
+      /no connected MCP server "nope"/,
+    );
   });
 
   it("subscribes through /mcp subscribe, persists the wish, and queues a notice when the resource changes", async () => {
@@ -55,8 +67,14 @@ describe("resources", () => {
     const uri = "demo://resource/static/document/architecture.md";
     const result = await runCommandLine(commands(h), ["subscribe", "everything", uri], env);
     expect(result).toMatchObject({ exitCode: 0 });
-    expect(services.session.log).toEqual([{ customType: "pi-mcp.subscription", data: { version: 1, action: "subscribe", server: "everything", uri } }]);
-    const status = await runCommandLine([...commands(h), ...(await import("../../src/commands/runtime.ts")).RUNTIME_COMMANDS], ["status"], env);
+    expect(services.session.log).toEqual([
+      { customType: "pi-mcp.subscription", data: { version: 1, action: "subscribe", server: "everything", uri } },
+    ]);
+    const status = await runCommandLine(
+      [...commands(h), ...(await import("../../src/commands/runtime.ts")).RUNTIME_COMMANDS],
+      ["status"],
+      env,
+    );
     expect(status.output).toContain(`Active resource subscriptions:\n  everything ${uri}`);
     await h.call("mcp__everything__toggle-subscriber-updates", {});
     await until(() => services.session.messages.length > 0, 15_000);
@@ -77,7 +95,9 @@ describe("resources", () => {
     expect(statusLines()).toContain(uri);
     services.session.switchBranch([]); // a branch without the subscription
     await until(() => !statusLines().includes(uri), 15_000);
-    services.session.switchBranch([{ customType: "pi-mcp.subscription", data: { version: 1, action: "subscribe", server: "everything", uri } }]);
+    services.session.switchBranch([
+      { customType: "pi-mcp.subscription", data: { version: 1, action: "subscribe", server: "everything", uri } },
+    ]);
     await until(() => statusLines().includes(uri), 15_000);
   });
 });
@@ -94,19 +114,25 @@ describe("a subscription the connected server refuses", () => {
     // The wish is withdrawn at once: a later reconnect does not subscribe behind the user's back.
     expect(services.session.log.map((entry) => (entry.data as { action: string }).action)).toEqual(["subscribe", "unsubscribe"]);
     expect(h.host.statusLines().join("\n")).not.toContain("faulty://note");
-    expect(h.host.connection("nm")!.log.text()).toContain("subscribe faulty://note failed:");
+    expect(h.host.server("nm")!.log.text()).toContain("subscribe faulty://note failed:");
   });
 });
 
 describe("resource subscriptions on a 2026-07-28 peer (subscriptions/listen)", () => {
   const RESOURCE_SERVER_2026 = fileURLToPath(new URL("./fixtures/resource-server.mjs", import.meta.url));
-  const subscribed = (server: string, uri: string) => ({ customType: "pi-mcp.subscription", data: { version: 1, action: "subscribe", server, uri } });
+  const subscribed = (server: string, uri: string) => ({
+    customType: "pi-mcp.subscription",
+    data: { version: 1, action: "subscribe", server, uri },
+  });
 
   it("subscribes through one listen stream, notices only subscribed resources, and follows unsubscribe and branch changes", async () => {
     const services = fakeServices();
-    const h = await startHost({ notes: { command: nodePath(), args: [RESOURCE_SERVER_2026], environment: { FIXTURE_EXTRA_RESOURCES: "2" } } }, { services });
+    const h = await startHost(
+      { notes: { command: nodePath(), args: [RESOURCE_SERVER_2026], environment: { FIXTURE_EXTRA_RESOURCES: "2" } } },
+      { services },
+    );
     await until(() => services.piTools.active.size === 3, 30_000);
-    expect(h.host.connection("notes")?.status().protocolVersion).toBe("2026-07-28");
+    expect(h.host.server("notes")?.status().protocolVersion).toBe("2026-07-28");
     const env = piEnvironment(h);
     const statusLines = () => h.host.statusLines().join("\n");
 
@@ -146,7 +172,7 @@ describe("resource subscriptions on a 2026-07-28 peer (subscriptions/listen)", (
       { version: 1, server: "notes", uri: "note://b" },
       { version: 1, server: "notes", uri: "note://n1" },
     ]);
-    expect(h.host.connection("notes")!.log.text()).not.toMatch(/subscribe .* failed|did not accept/);
+    expect(h.host.server("notes")!.log.text()).not.toMatch(/subscribe .* failed|did not accept/);
   }, 40_000);
 });
 
@@ -155,7 +181,10 @@ describe("resource listings", () => {
 
   it("are cut to Pi's limits like any result, with the whole listing in a Result Spill", async () => {
     const services = fakeServices();
-    const h = await startHost({ notes: { command: nodePath(), args: [RESOURCE_SERVER, "--legacy"], environment: { FIXTURE_EXTRA_RESOURCES: "3000" } } }, { services });
+    await startHost(
+      { notes: { command: nodePath(), args: [RESOURCE_SERVER, "--legacy"], environment: { FIXTURE_EXTRA_RESOURCES: "3000" } } },
+      { services },
+    );
     await until(() => services.piTools.active.size === 3, 30_000);
     const outcome = await services.piTools.tools.get("list_mcp_resources")!.execute({ server: "notes" }, {});
     const shown = textOf(outcome);
@@ -169,9 +198,12 @@ describe("resource listings", () => {
 
   it("a stopped listing or read ends as cancelled", async () => {
     const services = fakeServices();
-    const h = await startHost({ everything: everythingStdio() }, { services });
+    await startHost({ everything: everythingStdio() }, { services });
     await until(() => services.piTools.active.size === 3, 30_000);
-    for (const [tool, args] of [["list_mcp_resources", {}], ["read_mcp_resource", { server: "everything", uri: "demo://resource/static/document/architecture.md" }]] as const) {
+    for (const [tool, args] of [
+      ["list_mcp_resources", {}],
+      ["read_mcp_resource", { server: "everything", uri: "demo://resource/static/document/architecture.md" }],
+    ] as const) {
       const stop = new AbortController();
       stop.abort();
       await expect(services.piTools.tools.get(tool)!.execute(args, { signal: stop.signal })).rejects.toThrow(/was cancelled$/);
@@ -193,7 +225,9 @@ describe("resource subscriptions belong to their session", () => {
       const pid = first.status("notes").pid;
       await first.host.shutdown(undefined, "replaced");
       // The released session starts nothing through the connection it handed on.
-      await expect(firstServices.piTools.tools.get("read_mcp_resource")!.execute({ server: "notes", uri: "note://a" }, {})).rejects.toThrow(/no connected MCP server "notes"/);
+      await expect(firstServices.piTools.tools.get("read_mcp_resource")!.execute({ server: "notes", uri: "note://a" }, {})).rejects.toThrow(
+        /no connected MCP server "notes"/,
+      );
 
       const services = fakeServices(); // a new session: no subscription entries
       const second = await startHost(servers, { services, pool });
@@ -236,21 +270,25 @@ describe("logging", () => {
     const h = await startHost({ everything: everythingStdio() });
     await h.waitForTools(13, { server: "everything" });
     await h.call("mcp__everything__toggle-simulated-logging", {});
-    await until(() => LEVEL.test(h.host.connection("everything")!.log.text()), 15_000);
+    await until(() => LEVEL.test(h.host.server("everything")!.log.text()), 15_000);
     const shown = await runCommandLine(commands(h), ["logs", "everything"], piEnvironment(h));
     expect(shown.exitCode).toBe(0);
     expect(shown.output).toContain("== everything ==");
     expect(shown.output).toMatch(LEVEL);
     const file = retainedLogPath(h.privateDir, "everything");
     // Writes are folded for 50 ms: wait for the one that carries a log message.
-    await eventually(async () => (LEVEL.test(await readFile(file, "utf8").catch(() => "")) ? true : undefined), 15_000, () => `${file} holds no MCP log message`);
+    await eventually(
+      async () => (LEVEL.test(await readFile(file, "utf8").catch(() => "")) ? true : undefined),
+      15_000,
+      () => `${file} holds no MCP log message`,
+    );
     expect((await stat(file)).mode & 0o777).toBe(0o600);
   }, 30_000);
 
   it("writes what is waiting when the host shuts down, and nothing after", async () => {
     const h = await startHost({ basic: fixtureServer("basic") });
     await h.waitForState("basic", "connected");
-    const log = h.host.connection("basic")!.log;
+    const log = h.host.server("basic")!.log;
     const file = retainedLogPath(h.privateDir, "basic");
     log.append("last words before shutdown\n"); // folded for 50 ms: not on disk yet
     await h.host.shutdown(); // (h.stop() would also remove the folder)
@@ -296,7 +334,10 @@ describe("instructions", () => {
   });
 
   it("leaves the system prompt alone without the instructions feature", async () => {
-    const h = await startHost({ alpha: fixtureServer("basic", { FIXTURE_INSTRUCTIONS: "Alpha guidance." }) }, { kernel: createKernel({ disable: ["instructions"] }) });
+    const h = await startHost(
+      { alpha: fixtureServer("basic", { FIXTURE_INSTRUCTIONS: "Alpha guidance." }) },
+      { kernel: createKernel({ disable: ["instructions"] }) },
+    );
     await h.waitForTools(3);
     await h.host.flushTools();
     expect(h.host.systemPrompt("BASE")).toBe("BASE");

@@ -67,8 +67,16 @@ describe("elicitation in a real Pi (RPC mode)", () => {
       // First the request itself (decline possible), then one dialog per field, by type.
       expect(dialogs[0]).toMatchObject({ method: "confirm", title: 'MCP server "everything" asks for information' });
       expect(dialogs[0].message).toContain("Please provide inputs for the following fields:");
-      const methods = Object.fromEntries(dialogs.slice(1).map((dialog) => [/asks: ([^(—]+)/.exec(dialog.title)?.[1]?.trim(), dialog.method]));
-      expect(methods).toMatchObject({ String: "input", Boolean: "confirm", Integer: "input", "Untitled Single Select Enum": "select", "Titled Multiple Select Enum": "select" });
+      const methods = Object.fromEntries(
+        dialogs.slice(1).map((dialog) => [/asks: ([^(—]+)/.exec(dialog.title)?.[1]?.trim(), dialog.method]),
+      );
+      expect(methods).toMatchObject({
+        String: "input",
+        Boolean: "confirm",
+        Integer: "input",
+        "Untitled Single Select Enum": "select",
+        "Titled Multiple Select Enum": "select",
+      });
       const hero = dialogs.find((dialog) => dialog.title.includes("Titled Single Select Enum"));
       expect(hero.options).toEqual(["Superman (default)", "Green Lantern", "Wonder Woman"]);
       const pets = dialogs.find((dialog) => dialog.title.includes("Legacy Titled"));
@@ -114,7 +122,11 @@ describe("elicitation in a real Pi (RPC mode)", () => {
       expect(confirms[0].message).toContain("https://example.com/first");
       expect(confirms[1].message).toContain("https://example.com/second?x=1");
       expect(confirms[1].message).toContain("Site: example.com");
-      await until(() => readFileOrEmpty(opened).includes("second"), 30_000, () => `opened: ${readFileOrEmpty(opened)}`);
+      await until(
+        () => readFileOrEmpty(opened).includes("second"),
+        30_000,
+        () => `opened: ${readFileOrEmpty(opened)}`,
+      );
       expect(readFileOrEmpty(opened).trim().split("\n")).toEqual(["https://example.com/second?x=1"]);
     } finally {
       await rpc.close();
@@ -135,7 +147,12 @@ describe("elicitation in a real Pi (print mode)", () => {
       extensions: [REPO_ROOT],
       args: ["-p", "/mcp wait", "ask the person"],
       script: [
-        { toolCalls: [{ name: "mcp__interactive__ask_person", arguments: {} }, { name: "mcp__everything__trigger-elicitation-request", arguments: {} }] },
+        {
+          toolCalls: [
+            { name: "mcp__interactive__ask_person", arguments: {} },
+            { name: "mcp__everything__trigger-elicitation-request", arguments: {} },
+          ],
+        },
         { textFromLastToolResult: true, prefix: "last: " },
       ],
       timeoutMs: 60_000,

@@ -17,7 +17,11 @@ const json = (outcome: { content: readonly { type: string }[] }) => JSON.parse(t
 describe.each(["both", "legacy"])("form elicitation (fixture era: %s)", (era) => {
   const ui = fakeUi(person());
   const model: ModelService = {
-    complete: async (request) => ({ model: "m", content: [{ type: "text", text: `echo: ${JSON.stringify(request.messages[0]!.content)}` }], stopReason: "endTurn" }),
+    complete: async (request) => ({
+      model: "m",
+      content: [{ type: "text", text: `echo: ${JSON.stringify(request.messages[0]!.content)}` }],
+      stopReason: "endTurn",
+    }),
   };
   // Mutable so one test can take the UI away (as in print mode) without another host.
   const services: { ui?: UiService; model: ModelService } = { ui, model };
@@ -33,7 +37,10 @@ describe.each(["both", "legacy"])("form elicitation (fixture era: %s)", (era) =>
     const answer = json(await ask());
     expect(answer).toMatchObject({ action: "accept", content: { name: "Ada", age: 30, subscribe: true, color: "green" } });
     expect(ui.dialogs.map((dialog) => dialog.method)).toEqual(["confirm", "input", "input", "confirm", "select"]);
-    expect(ui.dialogs[0]).toMatchObject({ title: 'MCP server "interactive" asks for information', text: expect.stringContaining("Who are you?") });
+    expect(ui.dialogs[0]).toMatchObject({
+      title: 'MCP server "interactive" asks for information',
+      text: expect.stringContaining("Who are you?"),
+    });
     expect(ui.dialogs[0]!.text).toContain("Fields: Name (required), Age, Subscribe, Color");
     expect(ui.dialogs[2]).toMatchObject({ title: '"interactive" asks: Age', text: "empty keeps the default: 30" });
     expect(ui.dialogs[3]!.text).toContain("(Default: no.)");
@@ -68,7 +75,7 @@ describe.each(["both", "legacy"])("form elicitation (fixture era: %s)", (era) =>
     ui.script(person());
     expect(json(await ask(false)).action).toBe("decline");
     expect(ui.dialogs).toEqual([]);
-    expect(h.host.connection("interactive")!.log.text()).toContain("elicitation declined: the tool call that caused it is not interactive");
+    expect(h.host.server("interactive")!.log.text()).toContain("elicitation declined: the tool call that caused it is not interactive");
     delete services.ui;
     try {
       const started = Date.now();
@@ -76,7 +83,7 @@ describe.each(["both", "legacy"])("form elicitation (fixture era: %s)", (era) =>
       expect(answer.action).toBe("decline");
       expect(answer.elapsedMs).toBeLessThan(1_000);
       expect(Date.now() - started).toBeLessThan(1_000);
-      expect(h.host.connection("interactive")!.log.text()).toContain("elicitation declined: no person can answer here");
+      expect(h.host.server("interactive")!.log.text()).toContain("elicitation declined: no person can answer here");
     } finally {
       services.ui = ui;
     }
@@ -117,7 +124,10 @@ describe("URL elicitation and scope", () => {
   const spy = handlerSpy();
   let h: TestHost;
   beforeAll(async () => {
-    const kernel = createKernel({ disable: ["elicitation"], plugins: [spy.plugin, new ElicitationPlugin({ openUrl: async (url) => void opened.push(url) })] });
+    const kernel = createKernel({
+      disable: ["elicitation"],
+      plugins: [spy.plugin, new ElicitationPlugin({ openUrl: async (url) => void opened.push(url) })],
+    });
     h = await startHost(
       { legacy: fixtureServer("interactive", { FIXTURE_ERA: "legacy" }), modern: fixtureServer("interactive") },
       { kernel, services: { ui } },
@@ -178,7 +188,8 @@ describe("elicitation with server-everything", () => {
   it("answers trigger-elicitation-request (multi-select, titled and legacy enums)", async () => {
     const ui = fakeUi((dialog) => {
       if (dialog.method === "confirm") return true;
-      if (dialog.title.includes("Untitled Multiple Select Enum") && !dialog.options!.some((option) => option === "[x] Piano")) return "[ ] Piano";
+      if (dialog.title.includes("Untitled Multiple Select Enum") && !dialog.options!.some((option) => option === "[x] Piano"))
+        return "[ ] Piano";
       if (dialog.method === "select") return dialog.options![0];
       return dialog.title.includes("legal name") ? "Grace Hopper" : "";
     });
@@ -186,7 +197,12 @@ describe("elicitation with server-everything", () => {
     await h.waitForTools(2, { server: "everything" });
     const text = textOf(await h.call("mcp__everything__trigger-elicitation-request", {}, { interactive: true }));
     const raw = JSON.parse(text.slice(text.indexOf("{")));
-    expect(raw.content).toMatchObject({ name: "Grace Hopper", untitledMultipleSelectEnum: ["Guitar", "Piano"], titledMultipleSelectEnum: ["fish-1"], legacyTitledEnum: "pet-1" });
+    expect(raw.content).toMatchObject({
+      name: "Grace Hopper",
+      untitledMultipleSelectEnum: ["Guitar", "Piano"],
+      titledMultipleSelectEnum: ["fish-1"],
+      legacyTitledEnum: "pet-1",
+    });
     const multi = ui.dialogs.filter((dialog) => dialog.title.includes("Untitled Multiple Select Enum"));
     expect(multi[0]!.options).toEqual(["Done (Guitar)", "[x] Guitar", "[ ] Piano", "[ ] Violin", "[ ] Drums", "[ ] Bass"]);
     expect(multi[1]!.options![0]).toBe("Done (Guitar, Piano)");
@@ -195,7 +211,10 @@ describe("elicitation with server-everything", () => {
   it("a kernel without the elicitation plugin declares no capability and registers no handler", async () => {
     const spy = handlerSpy();
     const kernel = createKernel({ disable: ["elicitation"], plugins: [spy.plugin] });
-    const h = await startHost({ everything: everythingStdio(), interactive: fixtureServer("interactive") }, { kernel, services: { ui: fakeUi(person()) } });
+    const h = await startHost(
+      { everything: everythingStdio(), interactive: fixtureServer("interactive") },
+      { kernel, services: { ui: fakeUi(person()) } },
+    );
     const tools = await h.waitForTools(2, { server: "everything" });
     await h.waitForTools(1, { server: "interactive" });
     expect(tools).not.toContain("mcp__everything__trigger-elicitation-request");

@@ -15,8 +15,13 @@ const SAMPLING_TOOL = "mcp__everything__trigger-sampling-request";
 const home = usePiHome();
 
 async function toolsOffered(features: Record<string, boolean> | undefined): Promise<string[]> {
-  await home.writeSettings({ mcp: { ...(features && { features }), servers: { everything: { command: NODE, args: [EVERYTHING, "stdio"] } } } });
-  const run = await runPiWithMcp(home, "echo please", [{ toolCall: { name: "mcp__everything__echo", arguments: { message: "still here" } } }, { textFromLastToolResult: true, prefix: "model saw: " }]);
+  await home.writeSettings({
+    mcp: { ...(features && { features }), servers: { everything: { command: NODE, args: [EVERYTHING, "stdio"] } } },
+  });
+  const run = await runPiWithMcp(home, "echo please", [
+    { toolCall: { name: "mcp__everything__echo", arguments: { message: "still here" } } },
+    { textFromLastToolResult: true, prefix: "model saw: " },
+  ]);
   expect(run.code, run.stderr).toBe(0);
   expect(run.stdout).toContain("model saw: Echo: still here");
   return run.requests[0]?.toolNames ?? [];

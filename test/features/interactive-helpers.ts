@@ -38,7 +38,8 @@ export function fakeModel(answer: Answer = HELLO): FakeModel {
 }
 
 /** Until the signal aborts. */
-export const hang: Answer = (_request, signal) => new Promise((_, reject) => signal.addEventListener("abort", () => reject(new Error("aborted")), { once: true }));
+export const hang: Answer = (_request, signal) =>
+  new Promise((_, reject) => signal.addEventListener("abort", () => reject(new Error("aborted")), { once: true }));
 
 /**
  * Records the request methods every client registers a handler for, and each
@@ -53,7 +54,9 @@ export function handlerSpy(): { plugin: KernelPlugin; methods: string[]; receive
     apply(kernel) {
       kernel.hooks.clientCreated.tap({ name: "handler-spy", stage: STAGE.BEFORE_BUILTIN }, (connection) => {
         type Handler = (...args: unknown[]) => unknown;
-        const client = connection.client as unknown as { setRequestHandler: (method: string, handler: Handler, ...rest: unknown[]) => unknown };
+        const client = connection.client as unknown as {
+          setRequestHandler: (method: string, handler: Handler, ...rest: unknown[]) => unknown;
+        };
         const original = client.setRequestHandler.bind(client);
         client.setRequestHandler = (method, handler, ...rest) => {
           methods.push(method);
@@ -93,8 +96,12 @@ export function requestSpy(): { plugin: KernelPlugin; sent: string[] } {
  * server's retained log (polling with a tool call would put a call in flight).
  */
 export async function backgroundOutcome(h: TestHost, server = "interactive"): Promise<string> {
-  const line = () => /^background: (.*)$/m.exec(h.host.connection(server)!.log.text())?.[1];
-  await until(() => line() !== undefined, 15_000, () => h.host.connection(server)!.log.text());
+  const line = () => /^background: (.*)$/m.exec(h.host.server(server)!.log.text())?.[1];
+  await until(
+    () => line() !== undefined,
+    15_000,
+    () => h.host.server(server)!.log.text(),
+  );
   return line()!;
 }
 
@@ -134,7 +141,8 @@ export function fakeUi(reply: DialogReply): FakeUi {
       notices.length = 0;
       current = next;
     },
-    input: async (title, placeholder, signal) => (await ask({ method: "input", title, ...(placeholder !== undefined && { text: placeholder }) }, signal)) as string | undefined,
+    input: async (title, placeholder, signal) =>
+      (await ask({ method: "input", title, ...(placeholder !== undefined && { text: placeholder }) }, signal)) as string | undefined,
     select: async (title, options, signal) => (await ask({ method: "select", title, options }, signal)) as string | undefined,
     confirm: async (title, message, signal) => (await ask({ method: "confirm", title, text: message }, signal)) === true,
     notify: (text) => void notices.push(text),
@@ -151,4 +159,3 @@ export function person(typed: Record<string, string | string[]> = {}) {
     return field ? (queues.get(field)!.shift() ?? "") : "";
   };
 }
-

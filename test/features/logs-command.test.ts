@@ -17,7 +17,7 @@ function logs(h: TestHost, ...argv: string[]) {
 /** The files a cut output names, in order. */
 function namedFiles(output: string): string[] | undefined {
   const header = /^\[older lines not shown; retained logs: ([^\]]+)\]\n/.exec(output);
-  return header?.[1]!.split(", ");
+  return header ? header[1]!.split(", ") : undefined;
 }
 
 it("when the logs exceed Pi's display limit, shows the newest part and names the retained-log file of each server shown", async () => {
@@ -26,7 +26,11 @@ it("when the logs exceed Pi's display limit, shows the newest part and names the
     quiet: fixtureServer("witness"),
     off: fixtureServer("witness", {}, { enabled: false }),
   });
-  await until(() => h.host.connection("flood")?.log.text().includes("FLOOD DONE") === true, 20_000, () => `flood logged ${h.host.connection("flood")?.log.bytes} bytes`);
+  await until(
+    () => h.host.server("flood")?.log.text().includes("FLOOD DONE") === true,
+    20_000,
+    () => `flood logged ${h.host.server("flood")?.log.bytes} bytes`,
+  );
 
   const one = await logs(h, "flood");
   expect(one.exitCode).toBe(0);
@@ -54,7 +58,7 @@ it("when the logs exceed Pi's display limit, shows the newest part and names the
   expect(named).toContain(file);
   expect(named).toHaveLength(2);
   expect(named.some((path) => path.endsWith("/off.log"))).toBe(false);
-  h.host.connection("quiet")!.log.append("a quiet line\n");
+  h.host.server("quiet")!.log.append("a quiet line\n");
   const quietFile = named.find((path) => path !== file)!;
   expect(await fileWhere(quietFile, (text) => text.includes("a quiet line"))).not.toContain("FLOOD");
 });

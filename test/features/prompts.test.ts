@@ -8,9 +8,16 @@ import { createKernel } from "../../src/composition.ts";
 import type { HostServices, SessionMessage, SessionServices } from "../../src/kernel/services.ts";
 import { PROMPT_MESSAGE_TYPE, type PromptRecord } from "../../plugins/prompts/index.ts";
 import { listPrompts } from "../../plugins/prompts/catalog.ts";
-import { eventually, everythingStdio, piEnvironment, startHost, stopAllHosts, type StartHostOptions, type TestHost } from "../helpers/host.ts";
+import {
+  eventually,
+  everythingStdio,
+  piEnvironment,
+  startHost,
+  stopAllHosts,
+  type StartHostOptions,
+  type TestHost,
+} from "../helpers/host.ts";
 import { nodePath } from "../helpers/servers.ts";
-
 
 const PROMPT_SERVER = fileURLToPath(new URL("./fixtures/prompt-server.mjs", import.meta.url));
 const PROMPT_SERVER_2026 = fileURLToPath(new URL("./fixtures/prompt-server-2026.mjs", import.meta.url));
@@ -28,7 +35,6 @@ function recordingSession(): SessionServices & { readonly added: SessionMessage[
     onBranchChange: () => () => undefined,
   };
 }
-
 
 interface PromptHost {
   readonly h: TestHost;
@@ -62,9 +68,9 @@ describe("prompts from server-everything", () => {
   it("lists its prompts, paged like the tool catalog", async () => {
     const { h } = p;
     await h.waitForState("everything", "connected", 20_000);
-    const names = (await listPrompts(h.host.connection("everything")!)).map((prompt) => prompt.name);
+    const names = (await listPrompts(h.host.server("everything")!)).map((prompt) => prompt.name);
     expect(names).toEqual(expect.arrayContaining(["simple-prompt", "args-prompt", "completable-prompt", "resource-prompt"]));
-    const args = (await listPrompts(h.host.connection("everything")!)).find((prompt) => prompt.name === "args-prompt")!.arguments;
+    const args = (await listPrompts(h.host.server("everything")!)).find((prompt) => prompt.name === "args-prompt")!.arguments;
     expect(args).toEqual([expect.objectContaining({ name: "city", required: true }), expect.objectContaining({ name: "state" })]);
   });
 
@@ -76,7 +82,10 @@ describe("prompts from server-everything", () => {
     const [message] = p.session.added;
     expect(message!.customType).toBe(PROMPT_MESSAGE_TYPE);
     expect(message!.content).toEqual([
-      { type: "text", text: '[MCP prompt "simple-prompt" from server "everything": 1 message, run by the person with /mcp prompt]\n[user]\nThis is a simple prompt without arguments.' },
+      {
+        type: "text",
+        text: '[MCP prompt "simple-prompt" from server "everything": 1 message, run by the person with /mcp prompt]\n[user]\nThis is a simple prompt without arguments.',
+      },
     ]);
     expect(record(message!)).toEqual({
       version: 1,
@@ -97,7 +106,9 @@ describe("prompts from server-everything", () => {
 
     const missing = await p.run("prompt everything args-prompt --arg state=Texas");
     expect(missing.exitCode).toBe(2);
-    expect(missing.output).toBe('prompt: prompt "args-prompt" needs --arg city=VALUE\nusage: prompt everything args-prompt --arg city=VALUE [--arg state=VALUE]');
+    expect(missing.output).toBe(
+      'prompt: prompt "args-prompt" needs --arg city=VALUE\nusage: prompt everything args-prompt --arg city=VALUE [--arg state=VALUE]',
+    );
     const unknown = await p.run("prompt everything args-prompt --arg city=Paris --arg country=FR");
     expect(unknown.exitCode).toBe(2);
     expect(unknown.output).toContain('prompt "args-prompt" has no argument "country" (arguments: city, state)');
@@ -142,7 +153,10 @@ describe("prompt content", () => {
     expect((await p.run("prompt prompts picture")).exitCode).toBe(0);
     const [message] = p.session.added;
     expect(message!.content.map((item) => item.type)).toEqual(["text", "image", "text"]);
-    expect(message!.content[0]).toEqual({ type: "text", text: '[MCP prompt "picture" from server "prompts": 3 messages, run by the person with /mcp prompt]\n[user]\nDescribe this picture.\n[user]' });
+    expect(message!.content[0]).toEqual({
+      type: "text",
+      text: '[MCP prompt "picture" from server "prompts": 3 messages, run by the person with /mcp prompt]\n[user]\nDescribe this picture.\n[user]',
+    });
     expect(message!.content[1]).toMatchObject({ type: "image", mimeType: "image/png" });
     expect(message!.content[2]).toEqual({ type: "text", text: "[assistant]\nIt is a single pixel." });
     expect(record(message!).messages).toEqual([
@@ -182,7 +196,7 @@ describe("prompt content", () => {
   it("lists every page of a paged prompt catalog", async () => {
     const p = await promptHost({ prompts: promptServer() });
     await p.h.waitForState("prompts", "connected");
-    expect((await listPrompts(p.h.host.connection("prompts")!)).map((prompt) => prompt.name)).toEqual(["picture", "greet", "big", "files"]);
+    expect((await listPrompts(p.h.host.server("prompts")!)).map((prompt) => prompt.name)).toEqual(["picture", "greet", "big", "files"]);
   });
 });
 
@@ -201,15 +215,21 @@ describe("a 2026-07-28 peer", () => {
   it("follows its prompt list changes through a subscriptions/listen stream", async () => {
     const p = await promptHost({ modern: { command: nodePath(), args: [PROMPT_SERVER_2026] } });
     await p.h.waitForTools(1, { server: "modern" });
-    const connection = p.h.host.connection("modern")!;
+    const connection = p.h.host.server("modern")!;
     const names = async () => (await listPrompts(connection, { maxAgeMs: 60_000 })).map((prompt) => prompt.name);
     expect(await names()).toEqual(["team"]); // now cached for a minute, unless the server announces a change
     await p.h.call("mcp__modern__add-prompt", { name: "retro" });
     // The change reaches the host on the listen stream; the next listing after it asks the server again.
-    expect(await eventually(async () => {
-      const now = await names();
-      return now.includes("retro") ? now : undefined;
-    }, 15_000, () => "the cached prompt list never changed")).toEqual(["team", "retro"]);
+    expect(
+      await eventually(
+        async () => {
+          const now = await names();
+          return now.includes("retro") ? now : undefined;
+        },
+        15_000,
+        () => "the cached prompt list never changed",
+      ),
+    ).toEqual(["team", "retro"]);
   });
 });
 

@@ -9,7 +9,18 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { formatStatus } from "../../src/commands/runtime.ts";
 import { ConnectionPool } from "../../src/runtime/pool.ts";
 import { createRedactor } from "../../src/safety/text.ts";
-import { buildConfig, everythingStdio, packageServer, startHost, stopAllHosts, textOf, until, type RawDefinition, type StartHostOptions, type TestHost } from "../helpers/host.ts";
+import {
+  buildConfig,
+  everythingStdio,
+  packageServer,
+  startHost,
+  stopAllHosts,
+  textOf,
+  until,
+  type RawDefinition,
+  type StartHostOptions,
+  type TestHost,
+} from "../helpers/host.ts";
 
 const FILESYSTEM = "@modelcontextprotocol/server-filesystem";
 
@@ -37,8 +48,12 @@ const filesystem = (extra: RawDefinition = {}) => packageServer(FILESYSTEM, [ser
 
 /** Waits until the filesystem server has applied the roots it asked for (it says so on stderr), `count` times in all. */
 async function rootsApplied(h: TestHost, name: string, count = 1): Promise<void> {
-  const applied = () => h.host.connection(name)?.log.text().split("Updated allowed directories from MCP roots").length ?? 0;
-  await until(() => applied() > count, 30_000, () => `the server applied roots ${applied() - 1} times; log:\n${h.host.connection(name)?.log.text()}`);
+  const applied = () => h.host.server(name)?.log.text().split("Updated allowed directories from MCP roots").length ?? 0;
+  await until(
+    () => applied() > count,
+    30_000,
+    () => `the server applied roots ${applied() - 1} times; log:\n${h.host.server(name)?.log.text()}`,
+  );
 }
 
 /** A filesystem tool's text, without the labelled copy of its structured content. */
@@ -78,7 +93,7 @@ describe("roots of a server", () => {
     // Nothing to wait for from the server: it never asks. Its first answer is what it was started with.
     expect(await allowed(h, "fs")).toBe(`Allowed directories:\n${served}`);
     expect(await fsText(h, "mcp__fs__read_text_file", { path: join(served, "note.txt") })).toBe("from the served folder");
-    expect(h.host.connection("fs")!.log.text()).not.toContain("from MCP roots");
+    expect(h.host.server("fs")!.log.text()).not.toContain("from MCP roots");
     expect(h.status("fs").roots).toBe(false);
   });
 
@@ -105,7 +120,9 @@ describe("roots of a server", () => {
     expect(await allowed(h, "own")).toBe(`Allowed directories:\n${served}`);
     expect(await allowed(h, "inherits")).toBe(`Allowed directories:\n${join(project, "data")}`);
     expect(await allowed(h, "declines")).toBe(`Allowed directories:\n${served}`);
-    expect(await fsText(h, "mcp__inherits__read_text_file", { path: join(project, "data", "inside.txt") })).toBe("from the project's data folder");
+    expect(await fsText(h, "mcp__inherits__read_text_file", { path: join(project, "data", "inside.txt") })).toBe(
+      "from the project's data folder",
+    );
   });
 
   it("roots: false at the top level declares no roots to any server that does not name its own", async () => {
@@ -127,7 +144,7 @@ describe("roots in a live session", () => {
     await rootsApplied(h, "fs", 2);
     expect(h.status("fs")).toMatchObject({ state: "connected", pid });
     expect(await allowed(h, "fs")).toBe(`Allowed directories:\n${served}`);
-    expect(h.host.connection("fs")!.log.text()).toContain(`roots changed: ${pathToFileURL(served).href}`);
+    expect(h.host.server("fs")!.log.text()).toContain(`roots changed: ${pathToFileURL(served).href}`);
   });
 
   it("a change of the top-level roots is announced to the servers that inherit them", async () => {
@@ -145,7 +162,7 @@ describe("roots in a live session", () => {
     const pid = h.status("fs").pid;
     const next = buildConfig({ fs: filesystem({ roots: false }) });
     await h.host.applyConfig(next, createRedactor(next.secrets));
-    await until(() => h.host.connection("fs")?.state === "connected" && h.status("fs").pid !== pid, 30_000);
+    await until(() => h.host.server("fs")?.state === "connected" && h.status("fs").pid !== pid, 30_000);
     expect(await allowed(h, "fs")).toBe(`Allowed directories:\n${served}`);
   });
 
@@ -154,8 +171,8 @@ describe("roots in a live session", () => {
     await rootsApplied(h, "fs");
     await h.host.applyConfig(h.config, createRedactor(h.config.secrets));
     await h.call("mcp__fs__list_allowed_directories", {}); // a round trip after which a notice would have been handled
-    expect(h.host.connection("fs")!.log.text()).not.toContain("roots changed");
-    expect(h.host.connection("fs")!.log.text().split("Updated allowed directories from MCP roots")).toHaveLength(2);
+    expect(h.host.server("fs")!.log.text()).not.toContain("roots changed");
+    expect(h.host.server("fs")!.log.text().split("Updated allowed directories from MCP roots")).toHaveLength(2);
   });
 
   it("a session that takes a connection over with other roots announces them to the server", async () => {
@@ -167,7 +184,7 @@ describe("roots in a live session", () => {
     const second = await startFilesystem(filesystem({ roots: ["data"] }), { pool });
     expect(second.status("fs")).toMatchObject({ pid, reusedAt: expect.any(Number) });
     // The first session's log went with it: the second counts the server's own line anew.
-    await until(() => second.host.connection("fs")!.log.text().includes("Updated allowed directories from MCP roots"), 30_000);
+    await until(() => second.host.server("fs")!.log.text().includes("Updated allowed directories from MCP roots"), 30_000);
     expect(await allowed(second, "fs")).toBe(`Allowed directories:\n${join(project, "data")}`);
     await pool.drain();
   });
@@ -175,13 +192,18 @@ describe("roots in a live session", () => {
 
 describe("roots in /mcp status", () => {
   it("shows configured roots under the server, and nothing extra for the default", async () => {
-    const h = await startHost({ own: everythingStdio({ roots: ["data"] }), none: everythingStdio({ roots: false }), plain: everythingStdio() }, { cwd: project });
+    const h = await startHost(
+      { own: everythingStdio({ roots: ["data"] }), none: everythingStdio({ roots: false }), plain: everythingStdio() },
+      { cwd: project },
+    );
     for (const name of ["own", "none", "plain"]) await h.waitForState(name, "connected");
     const text = formatStatus(h.config, h.host.status());
     expect(text).toContain(`own: connected`);
-    expect(text).toMatch(new RegExp(`own: connected[^\\n]*\\n  roots: ${join(project, "data").replace(/[.*+?^${}()|[\]\\/]/g, "\\$&")}\\n`));
-    expect(text).toMatch(/none: connected[^\n]*\n  roots: none \(no roots capability\)\n/);
-    expect(text).toMatch(/plain: connected[^\n]*(\n|$)(?!  roots)/);
+    expect(text).toMatch(
+      new RegExp(`own: connected[^\\n]*\\n  roots: ${join(project, "data").replace(/[.*+?^${}()|[\]\\/]/g, "\\$&")}\\n`),
+    );
+    expect(text).toMatch(/none: connected[^\n]*\n {2}roots: none \(no roots capability\)\n/);
+    expect(text).toMatch(/plain: connected[^\n]*(\n|$)(?! {2}roots)/);
   });
 
   it("a folder that does not exist is sent as configured, and status and the server's log say so; an empty list reads as one", async () => {
@@ -191,7 +213,7 @@ describe("roots in /mcp status", () => {
     const text = formatStatus(h.config, h.host.status());
     expect(text).toContain(`missing: connected`);
     expect(text).toContain(`  roots: ${gone} (no such folder)`);
-    expect(text).toMatch(/empty: connected[^\n]*\n  roots: an empty list \(the roots capability, with no folder\)/);
-    expect(h.host.connection("missing")!.log.text()).toContain(`[pi-mcp] root ${gone} (no such folder): sent as configured`);
+    expect(text).toMatch(/empty: connected[^\n]*\n {2}roots: an empty list \(the roots capability, with no folder\)/);
+    expect(h.host.server("missing")!.log.text()).toContain(`[pi-mcp] root ${gone} (no such folder): sent as configured`);
   });
 });

@@ -5,7 +5,14 @@ import { describe, expect, it } from "vitest";
 import { piModelService, withStopSequences, type ModelSource } from "../../src/pi/model.ts";
 import type { SamplingRequest } from "../../src/kernel/services.ts";
 
-const MODEL = { id: "claude-x", name: "Claude X", api: "anthropic-messages", provider: "anthropic", maxTokens: 1000, input: ["text", "image"] };
+const MODEL = {
+  id: "claude-x",
+  name: "Claude X",
+  api: "anthropic-messages",
+  provider: "anthropic",
+  maxTokens: 1000,
+  input: ["text", "image"],
+};
 
 interface Call {
   model: unknown;
@@ -24,7 +31,16 @@ function source(reply: Partial<Record<string, unknown>> | ((call: Call) => Promi
         const call = { model: m, context, options };
         calls.push(call);
         if (typeof reply === "function") return reply(call);
-        return { role: "assistant", content: [], api: MODEL.api, provider: MODEL.provider, model: MODEL.id, stopReason: "stop", timestamp: 0, ...reply };
+        return {
+          role: "assistant",
+          content: [],
+          api: MODEL.api,
+          provider: MODEL.provider,
+          model: MODEL.id,
+          stopReason: "stop",
+          timestamp: 0,
+          ...reply,
+        };
       },
     },
   };
@@ -42,8 +58,20 @@ describe("the Pi model service", () => {
       temperature: 0.2,
       tools: [{ name: "lookup", description: "Looks up", inputSchema: { type: "object", properties: { q: { type: "string" } } } }],
       messages: [
-        { role: "user", content: [{ type: "text", text: "Find x." }, { type: "image", data: "AAAA", mimeType: "image/png" }] },
-        { role: "assistant", content: [{ type: "text", text: "Looking." }, { type: "tool_use", id: "t1", name: "lookup", input: { q: "x" } }] },
+        {
+          role: "user",
+          content: [
+            { type: "text", text: "Find x." },
+            { type: "image", data: "AAAA", mimeType: "image/png" },
+          ],
+        },
+        {
+          role: "assistant",
+          content: [
+            { type: "text", text: "Looking." },
+            { type: "tool_use", id: "t1", name: "lookup", input: { q: "x" } },
+          ],
+        },
         { role: "user", content: [{ type: "tool_result", toolUseId: "t1", content: [{ type: "text", text: "x=1" }], isError: false }] },
       ],
     };
@@ -52,10 +80,28 @@ describe("the Pi model service", () => {
     const { context, options, model } = calls[0]!;
     expect(model).toBe(MODEL);
     expect(context.systemPrompt).toBe("You are terse.");
-    expect(context.tools).toEqual([{ name: "lookup", description: "Looks up", parameters: { type: "object", properties: { q: { type: "string" } } } }]);
+    expect(context.tools).toEqual([
+      { name: "lookup", description: "Looks up", parameters: { type: "object", properties: { q: { type: "string" } } } },
+    ]);
     expect(context.messages).toMatchObject([
-      { role: "user", content: [{ type: "text", text: "Find x." }, { type: "image", data: "AAAA", mimeType: "image/png" }] },
-      { role: "assistant", api: "anthropic-messages", provider: "anthropic", model: "claude-x", stopReason: "toolUse", content: [{ type: "text", text: "Looking." }, { type: "toolCall", id: "t1", name: "lookup", arguments: { q: "x" } }] },
+      {
+        role: "user",
+        content: [
+          { type: "text", text: "Find x." },
+          { type: "image", data: "AAAA", mimeType: "image/png" },
+        ],
+      },
+      {
+        role: "assistant",
+        api: "anthropic-messages",
+        provider: "anthropic",
+        model: "claude-x",
+        stopReason: "toolUse",
+        content: [
+          { type: "text", text: "Looking." },
+          { type: "toolCall", id: "t1", name: "lookup", arguments: { q: "x" } },
+        ],
+      },
       { role: "toolResult", toolCallId: "t1", toolName: "lookup", content: [{ type: "text", text: "x=1" }], isError: false },
     ]);
     expect(options).toMatchObject({ maxTokens: 50, temperature: 0.2 });
@@ -65,15 +111,32 @@ describe("the Pi model service", () => {
 
   it("keeps maxTokens within the model's own limit", async () => {
     const { ctx, calls } = source({ content: [{ type: "text", text: "ok" }] });
-    await piModelService(ctx)!.complete({ maxTokens: 100_000, messages: [{ role: "user", content: [{ type: "text", text: "hi" }] }] }, signal());
+    await piModelService(ctx)!.complete(
+      { maxTokens: 100_000, messages: [{ role: "user", content: [{ type: "text", text: "hi" }] }] },
+      signal(),
+    );
     expect(calls[0]!.options.maxTokens).toBe(1000);
     expect(calls[0]!.options.temperature).toBeUndefined();
   });
 
   it("returns the model's tool calls as tool-use blocks with stopReason toolUse", async () => {
-    const { ctx } = source({ stopReason: "toolUse", content: [{ type: "thinking", thinking: "hmm" }, { type: "toolCall", id: "c9", name: "lookup", arguments: { q: "y" } }] });
-    const request: SamplingRequest = { maxTokens: 10, messages: [{ role: "user", content: [{ type: "text", text: "?" }] }], tools: [{ name: "lookup", inputSchema: { type: "object" } }] };
-    expect(await piModelService(ctx)!.complete(request, signal())).toEqual({ model: "claude-x", content: [{ type: "tool_use", id: "c9", name: "lookup", input: { q: "y" } }], stopReason: "toolUse" });
+    const { ctx } = source({
+      stopReason: "toolUse",
+      content: [
+        { type: "thinking", thinking: "hmm" },
+        { type: "toolCall", id: "c9", name: "lookup", arguments: { q: "y" } },
+      ],
+    });
+    const request: SamplingRequest = {
+      maxTokens: 10,
+      messages: [{ role: "user", content: [{ type: "text", text: "?" }] }],
+      tools: [{ name: "lookup", inputSchema: { type: "object" } }],
+    };
+    expect(await piModelService(ctx)!.complete(request, signal())).toEqual({
+      model: "claude-x",
+      content: [{ type: "tool_use", id: "c9", name: "lookup", input: { q: "y" } }],
+      stopReason: "toolUse",
+    });
   });
 
   it("maps length to maxTokens, and a stop sequence to stopSequence (on the wire where the API takes one, and by cutting the text)", async () => {
@@ -81,7 +144,11 @@ describe("the Pi model service", () => {
     const base: SamplingRequest = { maxTokens: 10, messages: [{ role: "user", content: [{ type: "text", text: "count" }] }] };
     expect((await piModelService(ctx)!.complete(base, signal())).stopReason).toBe("maxTokens");
     const cut = source({ content: [{ type: "text", text: "one two STOP three" }] });
-    expect(await piModelService(cut.ctx)!.complete({ ...base, stopSequences: ["STOP", "three"] }, signal())).toEqual({ model: "claude-x", content: [{ type: "text", text: "one two " }], stopReason: "stopSequence" });
+    expect(await piModelService(cut.ctx)!.complete({ ...base, stopSequences: ["STOP", "three"] }, signal())).toEqual({
+      model: "claude-x",
+      content: [{ type: "text", text: "one two " }],
+      stopReason: "stopSequence",
+    });
     const native = source({ content: [{ type: "text", text: "one two " }], rawStopReason: "stop_sequence" });
     expect((await piModelService(native.ctx)!.complete({ ...base, stopSequences: ["STOP"] }, signal())).stopReason).toBe("stopSequence");
     const payload = await cut.calls[0]!.options.onPayload({ model: "claude-x", max_tokens: 10 });
@@ -92,8 +159,12 @@ describe("the Pi model service", () => {
   it("puts stop sequences where each provider API expects them", () => {
     const stops = ["a", "b", "c", "d", "e", "f"];
     expect(withStopSequences("openai-completions", { model: "m" }, stops)).toEqual({ model: "m", stop: ["a", "b", "c", "d"] });
-    expect(withStopSequences("google-generative-ai", { config: { temperature: 1 } }, stops)).toEqual({ config: { temperature: 1, stopSequences: ["a", "b", "c", "d", "e"] } });
-    expect(withStopSequences("bedrock-converse-stream", { inferenceConfig: { maxTokens: 5 } }, ["x"])).toEqual({ inferenceConfig: { maxTokens: 5, stopSequences: ["x"] } });
+    expect(withStopSequences("google-generative-ai", { config: { temperature: 1 } }, stops)).toEqual({
+      config: { temperature: 1, stopSequences: ["a", "b", "c", "d", "e"] },
+    });
+    expect(withStopSequences("bedrock-converse-stream", { inferenceConfig: { maxTokens: 5 } }, ["x"])).toEqual({
+      inferenceConfig: { maxTokens: 5, stopSequences: ["x"] },
+    });
     expect(withStopSequences("openai-responses", { model: "m" }, ["x"])).toBeUndefined();
   });
 

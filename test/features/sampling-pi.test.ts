@@ -26,7 +26,9 @@ describe.each(PI_VERSIONS)("sampling in a real Pi %s", (version) => {
     const [, sampling, next] = run.requests;
     expect(sampling!.systemPrompt).toBe("You are a helpful test server.");
     expect(sampling!.toolNames).toEqual([]);
-    expect(sampling!.messages).toMatchObject([{ role: "user", content: [{ type: "text", text: "Resource trigger-sampling-request context: name a colour" }] }]);
+    expect(sampling!.messages).toMatchObject([
+      { role: "user", content: [{ type: "text", text: "Resource trigger-sampling-request context: name a colour" }] },
+    ]);
     const toolResult = next!.messages.at(-1);
     expect(toolResult).toMatchObject({ role: "toolResult", toolName: "mcp__everything__trigger-sampling-request", isError: false });
     expect(JSON.stringify(toolResult.content)).toContain("SAMPLED: cerulean");
@@ -52,7 +54,12 @@ describe("sampling with tools in a real Pi", () => {
     expect(sampling.tools[0]).toMatchObject({ name: "get_weather", description: "The weather in a city." });
     const line = run.stdout.split("\n").find((text) => text.startsWith("server got: "));
     const result = JSON.parse(line!.slice("server got: ".length));
-    expect(result).toMatchObject({ role: "assistant", model: "faux-1", stopReason: "toolUse", content: [{ type: "tool_use", name: "get_weather", input: { city: "Paris" } }] });
+    expect(result).toMatchObject({
+      role: "assistant",
+      model: "faux-1",
+      stopReason: "toolUse",
+      content: [{ type: "tool_use", name: "get_weather", input: { city: "Paris" } }],
+    });
     expect(typeof result.content[0].id).toBe("string");
   }, 120_000);
 });

@@ -18,7 +18,10 @@ describe.each(["both", "legacy"])("sampling (fixture era: %s)", (era) => {
   const spy = handlerSpy();
   let h: TestHost;
   beforeAll(async () => {
-    h = await startHost({ interactive: fixtureServer("interactive", { FIXTURE_ERA: era }) }, { services: { model }, kernel: createKernel({ plugins: [spy.plugin] }) });
+    h = await startHost(
+      { interactive: fixtureServer("interactive", { FIXTURE_ERA: era }) },
+      { services: { model }, kernel: createKernel({ plugins: [spy.plugin] }) },
+    );
     await h.waitForTools(1, { server: "interactive" });
   });
 
@@ -29,13 +32,28 @@ describe.each(["both", "legacy"])("sampling (fixture era: %s)", (era) => {
 
   it("answers with the host's model: system prompt, text and image, maxTokens, temperature, stop sequences", async () => {
     model.script(HELLO);
-    const args = { prompt: "Describe this.", systemPrompt: "Be brief.", maxTokens: 77, temperature: 0.3, stopSequences: ["END"], image: true };
+    const args = {
+      prompt: "Describe this.",
+      systemPrompt: "Be brief.",
+      maxTokens: 77,
+      temperature: 0.3,
+      stopSequences: ["END"],
+      image: true,
+    };
     const result = json(await h.call("mcp__interactive__ask_model", args));
     expect(result).toEqual({ role: "assistant", model: "fake-1", stopReason: "endTurn", content: { type: "text", text: "hello" } });
     expect(model.requests).toEqual([
       {
         systemPrompt: "Be brief.",
-        messages: [{ role: "user", content: [{ type: "text", text: "Describe this." }, { type: "image", data: expect.any(String), mimeType: "image/png" }] }],
+        messages: [
+          {
+            role: "user",
+            content: [
+              { type: "text", text: "Describe this." },
+              { type: "image", data: expect.any(String), mimeType: "image/png" },
+            ],
+          },
+        ],
         maxTokens: 77,
         temperature: 0.3,
         stopSequences: ["END"],
@@ -63,14 +81,22 @@ describe.each(["both", "legacy"])("sampling (fixture era: %s)", (era) => {
       ],
     });
     expect(model.requests[0]!.tools).toEqual([
-      { name: "get_weather", description: "The weather in a city.", inputSchema: { type: "object", properties: { city: { type: "string" } }, required: ["city"] } },
+      {
+        name: "get_weather",
+        description: "The weather in a city.",
+        inputSchema: { type: "object", properties: { city: { type: "string" } }, required: ["city"] },
+      },
     ]);
   });
 
   it("passes the server's tool results back to the model (a tool loop over two requests)", async () => {
     model.script((request) =>
       request.messages.length === 1
-        ? { model: "fake-1", content: [{ type: "tool_use", id: "call-7", name: "get_weather", input: { city: "Oslo" } }], stopReason: "toolUse" }
+        ? {
+            model: "fake-1",
+            content: [{ type: "tool_use", id: "call-7", name: "get_weather", input: { city: "Oslo" } }],
+            stopReason: "toolUse",
+          }
         : { model: "fake-1", content: [{ type: "text", text: "It is sunny." }], stopReason: "endTurn" },
     );
     const results = json(await h.call("mcp__interactive__tool_loop", { city: "Oslo" }));
@@ -106,7 +132,10 @@ describe("sampling limits and scope", () => {
   const model = fakeModel();
   let h: TestHost;
   beforeAll(async () => {
-    h = await startHost({ interactive: fixtureServer("interactive", { FIXTURE_ERA: "legacy" }) }, { services: { model }, requestTimeoutMs: 1_500 });
+    h = await startHost(
+      { interactive: fixtureServer("interactive", { FIXTURE_ERA: "legacy" }) },
+      { services: { model }, requestTimeoutMs: 1_500 },
+    );
     await h.waitForTools(1, { server: "interactive" });
   });
 
@@ -119,8 +148,12 @@ describe("sampling limits and scope", () => {
     expect(Date.now() - started).toBeGreaterThanOrEqual(1_500);
     expect(Date.now() - started).toBeLessThan(10_000);
     // Whichever ends it first (our deadline, or the server cancelling when the tool call timed out), the model request ends.
-    const log = () => h.host.connection("interactive")!.log.text();
-    await until(() => /sampling failed: (timed out after 1500 ms|cancelled by the server|the tool call it belongs to ended)/.test(log()), 15_000, log);
+    const log = () => h.host.server("interactive")!.log.text();
+    await until(
+      () => /sampling failed: (timed out after 1500 ms|cancelled by the server|the tool call it belongs to ended)/.test(log()),
+      15_000,
+      log,
+    );
   });
 
   it("refuses a sampling request that arrives outside a tool call (background work), without asking the model", async () => {
@@ -143,7 +176,10 @@ describe("sampling limits and scope", () => {
   it("a kernel without the sampling plugin declares no capability and registers no handler, even with a model", async () => {
     const spy = handlerSpy();
     const kernel = createKernel({ disable: ["sampling"], plugins: [spy.plugin] });
-    const h = await startHost({ everything: everythingStdio(), interactive: fixtureServer("interactive") }, { kernel, services: { model: fakeModel() } });
+    const h = await startHost(
+      { everything: everythingStdio(), interactive: fixtureServer("interactive") },
+      { kernel, services: { model: fakeModel() } },
+    );
     const tools = await h.waitForTools(2, { server: "everything" });
     await h.waitForTools(1, { server: "interactive" });
     expect(tools).not.toContain("mcp__everything__trigger-sampling-request");

@@ -55,7 +55,10 @@ export async function smallDisk(bytes = 1024 * 1024): Promise<SmallDisk> {
   try {
     execFileSync("mount", ["-t", "tmpfs", "-o", `size=${bytes},mode=0755`, "tmpfs", root], { stdio: "pipe" });
   } catch (error) {
-    if (!warned) process.stderr.write(`[smallDisk] cannot mount a tmpfs (${String(error).split("\n")[0]}): a full disk is simulated by fault injection\n`);
+    if (!warned)
+      process.stderr.write(
+        `[smallDisk] cannot mount a tmpfs (${String(error).split("\n")[0]}): a full disk is simulated by fault injection\n`,
+      );
     warned = true;
     return faultInjectedDisk(root);
   }

@@ -22,7 +22,7 @@ import type { HostServices } from "../../src/kernel/services.ts";
 import type { ConnectionPool } from "../../src/runtime/pool.ts";
 import type { HostContext, Truncator } from "../../src/kernel/types.ts";
 import type { ConnectionState, ConnectionStatus } from "../../src/kernel/status.ts";
-import { McpHost, type BridgedTool, type HostEvents, type ToolSink } from "../../src/runtime/host.ts";
+import { McpHost, type BridgedTool, type HostCatalogs, type HostEvents, type ToolSink } from "../../src/runtime/host.ts";
 import type { CallOptions, ToolOutcome } from "../../src/runtime/tool-call.ts";
 import { createRedactor } from "../../src/safety/text.ts";
 import { everythingPath, fixturePath, nodePath, packageServerPath } from "./servers.ts";
@@ -50,7 +50,13 @@ export const piTruncate: Truncator = (text) => {
     bytes += size;
   }
   if (kept.length === lines.length) return { text, truncated: false };
-  const head = kept.length > 0 ? kept.join("\n") : Buffer.from(text, "utf8").subarray(0, PI_MAX_BYTES).toString("utf8").replace(/\uFFFD$/, "");
+  const head =
+    kept.length > 0
+      ? kept.join("\n")
+      : Buffer.from(text, "utf8")
+          .subarray(0, PI_MAX_BYTES)
+          .toString("utf8")
+          .replace(/\uFFFD$/, "");
   return { text: head, truncated: true };
 };
 
@@ -95,6 +101,8 @@ export interface StartHostOptions {
   readonly events?: HostEvents;
   /** The host's private folder (default: a fresh 0700 folder in the test's temporary root); it must exist. */
   readonly privateDir?: string;
+  /** Persisted catalogs as the Pi entry gives them (default: none, like the CLI). */
+  readonly catalogs?: HostCatalogs;
 }
 
 /** Every call the host made on its ToolSink, plus the resulting view. */
@@ -160,7 +168,11 @@ export async function stopAllHosts(): Promise<void> {
 }
 
 /** Builds the EffectiveConfig a global settings.json `{ mcp: {...} }` would give. */
-export function buildConfig(servers: Record<string, RawDefinition>, options: StartHostOptions = {}, file = "/nonexistent/settings.json"): EffectiveConfig {
+export function buildConfig(
+  servers: Record<string, RawDefinition>,
+  options: StartHostOptions = {},
+  file = "/nonexistent/settings.json",
+): EffectiveConfig {
   const mcp = {
     // Generous: a loaded machine may take seconds to start a server; tests of the timeout set their own.
     connectTimeoutMs: options.connectTimeoutMs ?? 20_000,
@@ -174,7 +186,8 @@ export function buildConfig(servers: Record<string, RawDefinition>, options: Sta
     projectPath: "/nonexistent/.pi/settings.json",
     projectTrusted: options.projectTrusted ?? false,
   });
-  if (!config.valid) throw new Error(`invalid test settings: ${config.issues.map((issue) => `${issue.path}: ${issue.message}`).join("; ")}`);
+  if (!config.valid)
+    throw new Error(`invalid test settings: ${config.issues.map((issue) => `${issue.path}: ${issue.message}`).join("; ")}`);
   return config;
 }
 
@@ -213,10 +226,11 @@ export async function startHost(servers: Record<string, RawDefinition>, options:
       },
     },
     options.pool,
+    options.catalogs,
   );
   let stopped = false;
   const status = (name: string): ConnectionStatus => {
-    const connection = host.connection(name);
+    const connection = host.server(name);
     if (!connection) throw new Error(`no connection "${name}"`);
     return connection.status();
   };
@@ -227,14 +241,17 @@ export async function startHost(servers: Record<string, RawDefinition>, options:
     privateDir,
     status,
     states: (name) => [...(history.get(name) ?? [])],
-    waitUntil: (condition, timeoutMs = 30_000, describe = () => `status ${JSON.stringify(host.status())}; active: ${[...sink.active].join(", ")}`) =>
-      changes.until(condition, timeoutMs, describe),
+    waitUntil: (
+      condition,
+      timeoutMs = 30_000,
+      describe = () => `status ${JSON.stringify(host.status())}; active: ${[...sink.active].join(", ")}`,
+    ) => changes.until(condition, timeoutMs, describe),
     async waitForState(name, state, timeoutMs = 30_000) {
       const wanted: readonly ConnectionState[] = typeof state === "string" ? [state] : state;
       await changes.until(
-        () => host.connection(name) !== undefined && wanted.includes(status(name).state),
+        () => host.server(name) !== undefined && wanted.includes(status(name).state),
         timeoutMs,
-        () => `"${name}" is not ${wanted.join("/")}: ${JSON.stringify(host.connection(name)?.status())}`,
+        () => `"${name}" is not ${wanted.join("/")}: ${JSON.stringify(host.server(name)?.status())}`,
       );
       return status(name);
     },
@@ -249,7 +266,8 @@ export async function startHost(servers: Record<string, RawDefinition>, options:
     },
     async call(piToolName, args = {}, callOptions = {}) {
       const tool = sink.tools.get(piToolName);
-      if (!tool || !sink.active.has(piToolName)) throw new Error(`no active tool "${piToolName}" (active: ${[...sink.active].slice(0, 30).join(", ")})`);
+      if (!tool || !sink.active.has(piToolName))
+        throw new Error(`no active tool "${piToolName}" (active: ${[...sink.active].slice(0, 30).join(", ")})`);
       return tool.execute(args, callOptions);
     },
     async stop() {
@@ -302,7 +320,6 @@ export function killChildServers(pattern?: RegExp): string[] {
 export function textOf(outcome: ToolOutcome): string {
   return outcome.content.flatMap((item) => (item.type === "text" ? [item.text] : [])).join("\n");
 }
-
 
 /** A `/mcp` environment (Pi surface) whose runtime is the test host. */
 export function piEnvironment(h: TestHost): CommandEnvironment {

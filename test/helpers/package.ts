@@ -39,7 +39,12 @@ const readManifest = (dir: string): Manifest => JSON.parse(readFileSync(join(dir
 export async function packTarball(dir = REPO_ROOT): Promise<string> {
   const destination = await mkdtemp(join(tmpdir(), "pi-mcp-pack-"));
   const scripts = dir === REPO_ROOT ? ["--ignore-scripts"] : [];
-  const output = execFileSync("npm", ["pack", "--json", ...scripts, "--pack-destination", destination], { cwd: dir, env: { ...process.env, PATH: projectPath() }, encoding: "utf8", timeout: 180_000 });
+  const output = execFileSync("npm", ["pack", "--json", ...scripts, "--pack-destination", destination], {
+    cwd: dir,
+    env: { ...process.env, PATH: projectPath() },
+    encoding: "utf8",
+    timeout: 180_000,
+  });
   // A lifecycle script's own output (the prepack build's) comes first on the same stream; npm's document is the last.
   const [packed] = JSON.parse(output.slice(output.search(/^\[$/m))) as { filename: string }[];
   return join(destination, packed!.filename);
@@ -52,7 +57,9 @@ export async function packTarball(dir = REPO_ROOT): Promise<string> {
  */
 export async function freshClone(): Promise<string> {
   const dir = await mkdtemp(join(tmpdir(), "pi-mcp-clone-"));
-  const files = execFileSync("git", ["ls-files", "-z", "--cached", "--others", "--exclude-standard"], { cwd: REPO_ROOT, encoding: "utf8" }).split("\0").filter(Boolean);
+  const files = execFileSync("git", ["ls-files", "-z", "--cached", "--others", "--exclude-standard"], { cwd: REPO_ROOT, encoding: "utf8" })
+    .split("\0")
+    .filter(Boolean);
   for (const file of files) {
     if (!existsSync(join(REPO_ROOT, file))) continue; // deleted in the working tree
     await mkdir(dirname(join(dir, file)), { recursive: true });
@@ -138,3 +145,16 @@ export async function installPacked(tarball: string, agentDir: string, settings:
   await writeFile(join(agentDir, "settings.json"), JSON.stringify({ ...settings, packages: [`npm:${manifest.name}`] }, null, 2));
   return { root, dir, bins };
 }
+
+/** The keys of one server in `pi-mcp list --json`, sorted: the documented contract (README), nothing more. */
+export const LIST_JSON_SERVER_KEYS = [
+  "auth",
+  "definitionTokens",
+  "enabled",
+  "exposure",
+  "masked",
+  "name",
+  "scope",
+  "storedAuth",
+  "transport",
+];

@@ -49,11 +49,39 @@ export async function startPostgres(): Promise<RunningPostgres> {
   const data = join(folder, "data");
   await as("initdb", ["-D", data, "-A", "trust", "-U", "postgres", "-E", "UTF8", "--no-sync", "--no-instructions"]);
   const port = await freePort();
-  await as("pg_ctl", ["-D", data, "-l", join(folder, "server.log"), "-w", "-t", "60", "-o", `-p ${port} -h 127.0.0.1 -k ${folder} -F`, "start"]);
+  await as("pg_ctl", [
+    "-D",
+    data,
+    "-l",
+    join(folder, "server.log"),
+    "-w",
+    "-t",
+    "60",
+    "-o",
+    `-p ${port} -h 127.0.0.1 -k ${folder} -F`,
+    "start",
+  ]);
   const url = `postgresql://postgres@127.0.0.1:${port}/postgres`;
   return {
     url,
-    sql: (statement) => as("psql", ["-X", "-q", "-v", "ON_ERROR_STOP=1", "-h", "127.0.0.1", "-p", String(port), "-U", "postgres", "-d", "postgres", "-At", "-c", statement]),
+    sql: (statement) =>
+      as("psql", [
+        "-X",
+        "-q",
+        "-v",
+        "ON_ERROR_STOP=1",
+        "-h",
+        "127.0.0.1",
+        "-p",
+        String(port),
+        "-U",
+        "postgres",
+        "-d",
+        "postgres",
+        "-At",
+        "-c",
+        statement,
+      ]),
     async stop() {
       await as("pg_ctl", ["-D", data, "-m", "immediate", "-w", "stop"]).catch(() => undefined);
       await rm(folder, { recursive: true, force: true });

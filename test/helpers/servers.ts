@@ -2,16 +2,16 @@
 // the reference server-everything. Every spawned server binds 127.0.0.1 (or, for
 // server-everything, all interfaces; connect via 127.0.0.1) and is stopped by
 // `stop()`, which kills it and waits for it to exit.
-import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
-import { readFile } from 'node:fs/promises';
-import { createServer } from 'node:net';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { eventually } from './wait.ts';
+import { spawn, type ChildProcess } from "node:child_process";
+import { existsSync, readFileSync } from "node:fs";
+import { readFile } from "node:fs/promises";
+import { createServer } from "node:net";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { eventually } from "./wait.ts";
 
-const repoRoot = fileURLToPath(new URL('../..', import.meta.url));
-const fixturesDir = path.join(repoRoot, 'test/fixtures/servers');
+const repoRoot = fileURLToPath(new URL("../..", import.meta.url));
+const fixturesDir = path.join(repoRoot, "test/fixtures/servers");
 
 /** A server process listening on a loopback port. */
 export interface RunningServer {
@@ -27,14 +27,14 @@ export interface RunningServer {
 
 /** Absolute path of a fixture server; `name` with or without `.mjs` (e.g. `'basic'`). */
 export function fixturePath(name: string): string {
-  const file = path.join(fixturesDir, name.endsWith('.mjs') ? name : `${name}.mjs`);
+  const file = path.join(fixturesDir, name.endsWith(".mjs") ? name : `${name}.mjs`);
   if (!existsSync(file)) throw new Error(`No such fixture server: ${file}`);
   return file;
 }
 
 /** Absolute path of server-everything's entry script (`node <it> stdio|sse|streamableHttp`). */
 export function everythingPath(): string {
-  return path.join(repoRoot, 'node_modules/@modelcontextprotocol/server-everything/dist/index.js');
+  return path.join(repoRoot, "node_modules/@modelcontextprotocol/server-everything/dist/index.js");
 }
 
 /**
@@ -43,9 +43,12 @@ export function everythingPath(): string {
  * `packageServerPath('@modelcontextprotocol/server-filesystem')`.
  */
 export function packageServerPath(pkg: string): string {
-  const dir = path.join(repoRoot, 'node_modules', pkg);
-  const manifest = JSON.parse(readFileSync(path.join(dir, 'package.json'), 'utf8')) as { bin?: string | Record<string, string>; main?: string };
-  const bins = typeof manifest.bin === 'string' ? [manifest.bin] : Object.values(manifest.bin ?? {});
+  const dir = path.join(repoRoot, "node_modules", pkg);
+  const manifest = JSON.parse(readFileSync(path.join(dir, "package.json"), "utf8")) as {
+    bin?: string | Record<string, string>;
+    main?: string;
+  };
+  const bins = typeof manifest.bin === "string" ? [manifest.bin] : Object.values(manifest.bin ?? {});
   const entry = bins[0] ?? manifest.main;
   if (!entry) throw new Error(`${pkg} names no bin or main`);
   return path.join(dir, entry);
@@ -53,8 +56,8 @@ export function packageServerPath(pkg: string): string {
 
 /** A Node >= 22 binary: the current one if it qualifies, else the project's `node` package. */
 export function nodePath(): string {
-  if (Number(process.versions.node.split('.')[0]) >= 22) return process.execPath;
-  return path.join(repoRoot, 'node_modules/node/bin/node');
+  if (Number(process.versions.node.split(".")[0]) >= 22) return process.execPath;
+  return path.join(repoRoot, "node_modules/node/bin/node");
 }
 
 /**
@@ -62,7 +65,10 @@ export function nodePath(): string {
  * (`{ command, args, env }`). Note the SDK transport merges `env` over its own
  * small default environment (HOME, LOGNAME, PATH, SHELL, TERM, USER).
  */
-export function fixtureCommand(name: string, env: Record<string, string> = {}): { command: string; args: string[]; env: Record<string, string> } {
+export function fixtureCommand(
+  name: string,
+  env: Record<string, string> = {},
+): { command: string; args: string[]; env: Record<string, string> } {
   return { command: nodePath(), args: [fixturePath(name)], env };
 }
 
@@ -71,22 +77,22 @@ export function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = createServer();
     server.unref();
-    server.on('error', reject);
-    server.listen(0, '127.0.0.1', () => {
+    server.on("error", reject);
+    server.listen(0, "127.0.0.1", () => {
       const address = server.address();
-      server.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port'))));
+      server.close(() => (typeof address === "object" && address ? resolve(address.port) : reject(new Error("no port"))));
     });
   });
 }
 
 /** Keeps the last few KiB a process wrote, for error messages; also keeps its pipes drained. */
 function captureOutput(child: ChildProcess): () => string {
-  let tail = '';
+  let tail = "";
   const keep = (chunk: Buffer) => {
     tail = (tail + chunk.toString()).slice(-4096);
   };
-  child.stdout?.on('data', keep);
-  child.stderr?.on('data', keep);
+  child.stdout?.on("data", keep);
+  child.stderr?.on("data", keep);
   return () => tail;
 }
 
@@ -97,9 +103,9 @@ function exited(child: ChildProcess): boolean {
 function stopper(child: ChildProcess): () => Promise<void> {
   return async () => {
     if (exited(child)) return;
-    const done = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-    child.kill('SIGTERM');
-    const timer = setTimeout(() => child.kill('SIGKILL'), 3000);
+    const done = new Promise<void>((resolve) => child.once("exit", () => resolve()));
+    child.kill("SIGTERM");
+    const timer = setTimeout(() => child.kill("SIGKILL"), 3000);
     await done;
     clearTimeout(timer);
   };
@@ -112,12 +118,12 @@ function stopper(child: ChildProcess): () => Promise<void> {
  */
 function waitForOutput(child: ChildProcess, pattern: RegExp, output: () => string, timeoutMs: number): Promise<RegExpExecArray> {
   return new Promise((resolve, reject) => {
-    let seen = '';
+    let seen = "";
     const finish = (settle: () => void) => {
       clearTimeout(timer);
-      child.stdout?.off('data', onData);
-      child.stderr?.off('data', onData);
-      child.off('exit', onExit);
+      child.stdout?.off("data", onData);
+      child.stderr?.off("data", onData);
+      child.off("exit", onExit);
       settle();
     };
     const onData = (chunk: Buffer) => {
@@ -127,10 +133,13 @@ function waitForOutput(child: ChildProcess, pattern: RegExp, output: () => strin
     };
     const onExit = (code: number | null, signal: NodeJS.Signals | null) =>
       finish(() => reject(new Error(`the server exited (code ${code}, signal ${signal}) before printing ${pattern}:\n${output()}`)));
-    const timer = setTimeout(() => finish(() => reject(new Error(`the server did not print ${pattern} within ${timeoutMs} ms:\n${output()}`))), timeoutMs);
-    child.stdout?.on('data', onData);
-    child.stderr?.on('data', onData);
-    child.once('exit', onExit);
+    const timer = setTimeout(
+      () => finish(() => reject(new Error(`the server did not print ${pattern} within ${timeoutMs} ms:\n${output()}`))),
+      timeoutMs,
+    );
+    child.stdout?.on("data", onData);
+    child.stderr?.on("data", onData);
+    child.once("exit", onExit);
     if (exited(child)) onExit(child.exitCode, child.signalCode);
   });
 }
@@ -139,13 +148,13 @@ function waitForOutput(child: ChildProcess, pattern: RegExp, output: () => strin
  * Starts server-everything over Streamable HTTP (`url` ends in `/mcp`) or SSE
  * (`url` ends in `/sse`; it posts to `/message`) on a free port.
  */
-export async function startEverything(mode: 'streamableHttp' | 'sse', { timeoutMs = 15_000 } = {}): Promise<RunningServer> {
+export async function startEverything(mode: "streamableHttp" | "sse", { timeoutMs = 15_000 } = {}): Promise<RunningServer> {
   let lastError: unknown;
   for (let attempt = 0; attempt < 3; attempt++) {
     const port = await freePort();
     const child = spawn(nodePath(), [everythingPath(), mode], {
       env: { ...process.env, PORT: String(port) },
-      stdio: ['ignore', 'pipe', 'pipe'],
+      stdio: ["ignore", "pipe", "pipe"],
     });
     const output = captureOutput(child);
     const stop = stopper(child);
@@ -158,7 +167,38 @@ export async function startEverything(mode: 'streamableHttp' | 'sse', { timeoutM
       continue;
     }
     const baseUrl = `http://127.0.0.1:${port}`;
-    return { url: `${baseUrl}${mode === 'sse' ? '/sse' : '/mcp'}`, baseUrl, port, process: child, stop };
+    return { url: `${baseUrl}${mode === "sse" ? "/sse" : "/mcp"}`, baseUrl, port, process: child, stop };
+  }
+  throw lastError;
+}
+
+/** The pinned supergateway bridge's entry (a devDependency). */
+export function supergatewayPath(): string {
+  return path.join(repoRoot, "node_modules/supergateway/dist/index.js");
+}
+
+/**
+ * Starts supergateway serving `stdioCommand` (a shell command line) over
+ * Streamable HTTP on a free port, stateless (a fresh server process per HTTP
+ * request) unless `stateful`; `url` ends in `/mcp`.
+ */
+export async function startSupergateway(stdioCommand: string, { stateful = false, timeoutMs = 15_000 } = {}): Promise<RunningServer> {
+  let lastError: unknown;
+  for (let attempt = 0; attempt < 3; attempt++) {
+    const port = await freePort();
+    const args = [supergatewayPath(), "--stdio", stdioCommand, "--outputTransport", "streamableHttp", "--port", String(port)];
+    const child = spawn(nodePath(), stateful ? [...args, "--stateful"] : args, { stdio: ["ignore", "pipe", "pipe"] });
+    const output = captureOutput(child);
+    const stop = stopper(child);
+    try {
+      await waitForOutput(child, new RegExp(`Listening on port ${port}\\b`), output, timeoutMs);
+    } catch (error) {
+      lastError = error; // most likely the port was taken in between: try another
+      await stop();
+      continue;
+    }
+    const baseUrl = `http://127.0.0.1:${port}`;
+    return { url: `${baseUrl}/mcp`, baseUrl, port, process: child, stop };
   }
   throw lastError;
 }
@@ -168,10 +208,14 @@ export async function startEverything(mode: 'streamableHttp' | 'sse', { timeoutM
  * resolves once it prints `LISTENING <port>`. Its stdin is a pipe held by this
  * process, so the fixture also exits if the test process dies.
  */
-export async function startHttpFixture(name: string, args: string[] = [], { timeoutMs = 10_000, env = {} as Record<string, string> } = {}): Promise<RunningServer> {
-  const child = spawn(nodePath(), [fixturePath(name), '0', ...args], {
+export async function startHttpFixture(
+  name: string,
+  args: string[] = [],
+  { timeoutMs = 10_000, env = {} as Record<string, string> } = {},
+): Promise<RunningServer> {
+  const child = spawn(nodePath(), [fixturePath(name), "0", ...args], {
     env: { ...process.env, ...env },
-    stdio: ['pipe', 'pipe', 'pipe'],
+    stdio: ["pipe", "pipe", "pipe"],
   });
   const output = captureOutput(child);
   const stop = stopper(child);
@@ -199,11 +243,31 @@ export interface FixtureEvent {
 
 /** The events a fixture wrote to its FIXTURE_EVENTS file, oldest first (none while it does not exist). */
 export async function fixtureEvents(file: string): Promise<FixtureEvent[]> {
-  const text = await readFile(file, 'utf8').catch(() => '');
-  return text.split('\n').filter(Boolean).map((line) => JSON.parse(line) as FixtureEvent);
+  const text = await readFile(file, "utf8").catch(() => "");
+  return text
+    .split("\n")
+    .filter(Boolean)
+    .map((line) => JSON.parse(line) as FixtureEvent);
+}
+
+const HANDSHAKES = new Set(["server/discover", "initialize"]);
+
+/** The handshake requests (`server/discover`, `initialize`) each process of a fixture received, process by process, oldest first. */
+export async function handshakesByProcess(file: string): Promise<string[][]> {
+  const byPid = new Map<number, string[]>();
+  for (const { event, pid } of await fixtureEvents(file)) {
+    const seen = byPid.get(pid) ?? [];
+    if (HANDSHAKES.has(event)) seen.push(event);
+    byPid.set(pid, seen);
+  }
+  return [...byPid.values()];
 }
 
 /** Resolves with the first event in `file` that `match` accepts, once it is written; rejects after `timeoutMs`. */
 export async function fixtureEvent(file: string, match: (event: FixtureEvent) => boolean, timeoutMs = 15_000): Promise<FixtureEvent> {
-  return eventually(async () => (await fixtureEvents(file)).find(match), timeoutMs, () => `no such event in ${file}`);
+  return eventually(
+    async () => (await fixtureEvents(file)).find(match),
+    timeoutMs,
+    () => `no such event in ${file}`,
+  );
 }

@@ -3,7 +3,11 @@ import type { FixedTool, HostServices, PiToolRegistry, QueuedMessage, SessionSer
 
 export interface FakeServices extends HostServices {
   readonly piTools: PiToolRegistry & { readonly tools: Map<string, FixedTool>; readonly active: Set<string> };
-  readonly session: SessionServices & { readonly messages: QueuedMessage[]; readonly log: { customType: string; data: unknown }[]; switchBranch(entries: { customType: string; data: unknown }[]): void };
+  readonly session: SessionServices & {
+    readonly messages: QueuedMessage[];
+    readonly log: { customType: string; data: unknown }[];
+    switchBranch(entries: { customType: string; data: unknown }[]): void;
+  };
 }
 
 export function fakeServices(): FakeServices {
@@ -27,7 +31,10 @@ export function fakeServices(): FakeServices {
       append: (customType, data) => void log.push({ customType, data }),
       entries: (customType) => log.filter((entry) => entry.customType === customType).map((entry) => entry.data),
       queueMessage: (message) => void messages.push(message),
-      onBranchChange: (listener) => (listeners.add(listener), () => listeners.delete(listener)),
+      onBranchChange: (listener) => {
+        listeners.add(listener);
+        return () => listeners.delete(listener);
+      },
       switchBranch(entries) {
         log = [...entries];
         for (const listener of listeners) listener();

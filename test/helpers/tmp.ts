@@ -12,13 +12,11 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterEach, beforeEach, onTestFinished, vi } from "vitest";
-import { cliCommandEnvironment } from "../../src/commands/environment.ts";
-import { credentialQueries } from "../../plugins/auth-oauth/store.ts";
 import lockfile from "proper-lockfile";
 import { crashGuardEnv } from "../setup/crash-guard-env.ts";
 import { until } from "./wait.ts";
 import { runCli as runProgram } from "../../cli/main.ts";
-import type { CommandEnvironment, CommandResult } from "../../src/commands/index.ts";
+import type { CommandResult } from "../../src/commands/index.ts";
 
 export const REPO_ROOT = fileURLToPath(new URL("../..", import.meta.url));
 export const CLI_BIN = join(REPO_ROOT, "dist/cli/index.mjs");
@@ -31,7 +29,8 @@ export function nodeBinary(): string {
 
 /** Builds the pi-mcp binary (dist/cli/index.mjs) unless it is there; tests of the built program call it in `beforeAll` (up to 180 s). */
 export function buildCli(): void {
-  if (!existsSync(CLI_BIN)) execFileSync("unbuild", [], { cwd: REPO_ROOT, env: { ...process.env, PATH: projectPath() }, stdio: "ignore", timeout: 120_000 });
+  if (!existsSync(CLI_BIN))
+    execFileSync("unbuild", [], { cwd: REPO_ROOT, env: { ...process.env, PATH: projectPath() }, stdio: "ignore", timeout: 120_000 });
 }
 
 /**
@@ -40,7 +39,9 @@ export function buildCli(): void {
  * ends with the test.
  */
 function lockAttempts(lockPath: string): () => number {
-  const lockerFs = createRequire(createRequire(import.meta.url).resolve("proper-lockfile"))("graceful-fs") as { mkdir: (...args: unknown[]) => void };
+  const lockerFs = createRequire(createRequire(import.meta.url).resolve("proper-lockfile"))("graceful-fs") as {
+    mkdir: (...args: unknown[]) => void;
+  };
   const mkdir = vi.spyOn(lockerFs, "mkdir");
   onTestFinished(() => mkdir.mockRestore());
   return () => mkdir.mock.calls.filter(([path]) => path === lockPath).length;
@@ -59,7 +60,11 @@ export async function runWhileLocked<T>(file: string, run: () => Promise<T>, whi
   const pending = run().finally(() => (finished = true));
   pending.catch(() => undefined); // awaited below; a failure is not left unhandled meanwhile
   try {
-    await until(() => attempts() >= 2 || finished, 15_000, () => `${attempts()} attempts to take the lock`);
+    await until(
+      () => attempts() >= 2 || finished,
+      15_000,
+      () => `${attempts()} attempts to take the lock`,
+    );
     if (finished) throw new Error("it finished while the lock was held");
     await whileWaiting();
   } finally {
@@ -78,14 +83,9 @@ export function noKernel(): never {
   throw new Error("a configuration command asked for a kernel");
 }
 
-/** The CLI surface's environment for `argv`, exactly as the pi-mcp binary builds it. */
-export function cliEnvironment(_argv: readonly string[], cwd: string, env: NodeJS.ProcessEnv): CommandEnvironment {
-  return cliCommandEnvironment(cwd, env, async () => noKernel(), { credentials: credentialQueries });
-}
-
 /**
  * Runs one pi-mcp command line in this process exactly as the program does
- * (cli/main.ts: citty parses it, the shared command runs), without a kernel;
+ * (cli/main.ts: the command's spec reads it, the shared command runs), without a kernel;
  * what the command printed is the result's output.
  */
 export async function runCli(argv: readonly string[], cwd: string, env: NodeJS.ProcessEnv): Promise<CommandResult> {

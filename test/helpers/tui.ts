@@ -10,7 +10,8 @@ import { join } from "node:path";
 import { killProcessTree, NODE, processTree, piCli, REPO_ROOT, type PiHome, type PiVersion } from "../e2e/harness/pi.ts";
 import { eventually, isAlive, until } from "./wait.ts";
 
-export const HAS_TMUX = spawnSync("tmux", ["-V"]).status === 0;
+/** The TUI tests need tmux (.ci/run installs Debian's when the machine lacks it): without it they fail, saying so, never skip. */
+const HAS_TMUX = spawnSync("tmux", ["-V"]).status === 0;
 
 export interface PiTuiOptions {
   readonly home: Pick<PiHome, "home" | "agentDir" | "cwd">;
@@ -56,13 +57,21 @@ function editorHolds(shown: string, text: string): boolean {
 }
 
 export async function startPiTui(options: PiTuiOptions): Promise<PiTui> {
+  if (!HAS_TMUX) throw new Error("tmux is not installed (apt-get install -y tmux; .ci/run installs it): the Pi TUI tests need it");
   const { home } = options;
   const tmux = (...args: string[]): string => execFileSync("tmux", ["-S", join(home.home, "tmux.sock"), ...args], { encoding: "utf8" });
   const screen = () => tmux("capture-pane", "-p", "-t", SESSION);
   const history = () => tmux("capture-pane", "-p", "-S", "-", "-t", SESSION);
   const waitFor: PiTui["waitFor"] = async (what, check, { timeoutMs = 30_000, read = screen } = {}) => {
     let text = "";
-    return eventually(async () => (check((text = read())) ? text : undefined), timeoutMs, () => `waiting for ${what}; screen:\n${text}`);
+    return eventually(
+      async () => {
+        text = read();
+        return check(text) ? text : undefined;
+      },
+      timeoutMs,
+      () => `waiting for ${what}; screen:\n${text}`,
+    );
   };
   /** The editor's state: its area and the cursor (accepting a completion such as `status ` moves it). */
   const editorState = () => `${tmux("display-message", "-p", "-t", SESSION, "#{cursor_x},#{cursor_y}").trim()}\n${editorArea(screen())}`;
@@ -133,7 +142,11 @@ export async function startPiTui(options: PiTuiOptions): Promise<PiTui> {
       if (pid) killProcessTree(pid);
       // Pi may still be finishing its files when the kill lands: the test's cleanup must
       // remove a home nobody writes into any more (ENOTEMPTY otherwise).
-      await until(() => !tree.some(isAlive), 30_000, () => `Pi's processes ${tree.filter(isAlive).join(", ")} still run`);
+      await until(
+        () => !tree.some(isAlive),
+        30_000,
+        () => `Pi's processes ${tree.filter(isAlive).join(", ")} still run`,
+      );
     },
   };
 }

@@ -10,7 +10,11 @@ import { readFile } from "node:fs/promises";
  * (another process, a fake service); rejects with `describe()` after `timeoutMs`.
  * What the host announces is awaited through its events instead (`waitForState`, `waitForTools`).
  */
-export async function until(condition: () => boolean, timeoutMs: number, describe: () => string = () => "condition not met"): Promise<void> {
+export async function until(
+  condition: () => boolean,
+  timeoutMs: number,
+  describe: () => string = () => "condition not met",
+): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!condition()) {
     if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms: ${describe()}`);
@@ -23,7 +27,11 @@ export async function until(condition: () => boolean, timeoutMs: number, describ
  * a file read): resolves with the probe's first answer that is neither
  * `undefined` nor `false`.
  */
-export async function eventually<T>(probe: () => Promise<T | undefined | false>, timeoutMs: number, describe: () => string = () => "no answer"): Promise<T> {
+export async function eventually<T>(
+  probe: () => Promise<T | undefined | false>,
+  timeoutMs: number,
+  describe: () => string = () => "no answer",
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const answer = await probe();

@@ -23,15 +23,30 @@ describe("writing", () => {
     const box = sandbox();
     await placeAll(box);
     await trustProject(box);
-    await box.writeJson(box.globalSettings, { theme: "dark", mcp: { requestTimeoutMs: 5000, servers: { mine: { url: "https://mine.example.com/mcp" } } } });
+    await box.writeJson(box.globalSettings, {
+      theme: "dark",
+      mcp: { requestTimeoutMs: 5000, servers: { mine: { url: "https://mine.example.com/mcp" } } },
+    });
     const result = await cli(box, ["import"]);
     expect(result.exitCode).toBe(0);
     expect(result.output).toContain(`Imported:\n  into ${box.globalSettings} (mcp.servers):`);
     const global = (await box.readJson(box.globalSettings)) as Record<string, any>;
     expect(global.theme).toBe("dark");
     expect(global.mcp.requestTimeoutMs).toBe(5000);
-    expect(Object.keys(global.mcp.servers)).toEqual(["mine", "filesystem", "docs", "sentry", "callback", "github", "legacy", "internal-tools"]);
-    expect(await settingsServers(box, box.projectSettings)).toEqual({ "internal-tools": { enabled: false }, "project-tool": { command: "node", args: ["./tools/mcp.mjs"], cwd: "." } });
+    expect(Object.keys(global.mcp.servers)).toEqual([
+      "mine",
+      "filesystem",
+      "docs",
+      "sentry",
+      "callback",
+      "github",
+      "legacy",
+      "internal-tools",
+    ]);
+    expect(await settingsServers(box, box.projectSettings)).toEqual({
+      "internal-tools": { enabled: false },
+      "project-tool": { command: "node", args: ["./tools/mcp.mjs"], cwd: "." },
+    });
     expect(await strayFiles(box.agentDir, ["settings.json", "mcp.json", "trust.json"])).toEqual([]);
     // What was written is a configuration pi-mcp accepts (given the variables it names).
     const env = box.env({ FS_TOKEN: "a", LOG_LEVEL: "b", DOCS_TOKEN: "c", SENTRY_SECRET: "d" });
@@ -57,23 +72,33 @@ describe("writing", () => {
     // The same import without --dry-run writes exactly what the dry run showed.
     await cli(box, ["import"]);
     const written = await settingsServers(box, box.globalSettings);
-    for (const server of json.document.imported.filter((entry) => entry.scope === "global")) expect(written[server.name]).toEqual(server.definition);
+    for (const server of json.document.imported.filter((entry) => entry.scope === "global"))
+      expect(written[server.name]).toEqual(server.definition);
   });
 
   it("reports name clashes without overwriting; --replace overwrites; an identical definition is already there", async () => {
     const box = sandbox();
     await box.writeText(places(box).piGlobal, await fixture("pi-global.mcp.json"));
     const mine = { command: "my-own-docs" };
-    await box.writeJson(box.globalSettings, { mcp: { servers: { docs: mine, legacy: { url: "https://old.example.com/sse", transport: "sse" } } } });
+    await box.writeJson(box.globalSettings, {
+      mcp: { servers: { docs: mine, legacy: { url: "https://old.example.com/sse", transport: "sse" } } },
+    });
     const first = await importJson(box, []);
     expect(first.document.conflicts).toEqual([{ name: "docs", scope: "global", source: places(box).piGlobal }]);
-    expect(first.document.skipped.find((server) => server.name === "legacy")?.reasons).toEqual([expect.stringMatching(/^already defined the same way in global settings/)]);
+    expect(first.document.skipped.find((server) => server.name === "legacy")?.reasons).toEqual([
+      expect.stringMatching(/^already defined the same way in global settings/),
+    ]);
     expect((await settingsServers(box, box.globalSettings)).docs).toEqual(mine);
     const text = await cli(box, ["import", "--dry-run"]);
-    expect(text.output).toContain(`Conflicts (already defined differently; not overwritten, use --replace):\n  "docs" in global settings (${box.globalSettings})`);
+    expect(text.output).toContain(
+      `Conflicts (already defined differently; not overwritten, use --replace):\n  "docs" in global settings (${box.globalSettings})`,
+    );
     const replaced = await importJson(box, ["--replace"]);
     expect(replaced.document.imported.map((server) => server.name)).toEqual(["docs"]);
-    expect((await settingsServers(box, box.globalSettings)).docs).toEqual({ url: "https://example.com/mcp", headers: { Authorization: "Bearer ${DOCS_TOKEN}" } });
+    expect((await settingsServers(box, box.globalSettings)).docs).toEqual({
+      url: "https://example.com/mcp",
+      headers: { Authorization: "Bearer ${DOCS_TOKEN}" },
+    });
     const again = await importJson(box, []);
     expect(again.document.imported).toEqual([]);
     expect(again.document.conflicts).toEqual([]);
@@ -159,12 +184,18 @@ describe("secrets", () => {
 
   it("shows a literal credential of the source only in --json (what is written); the text marks it", async () => {
     const box = sandbox();
-    await box.writeText(`${box.root}/desktop.json`, JSON.stringify({ mcpServers: { api: { url: "https://api.example.com/mcp", headers: { "X-Api-Key": "literal-key-0123" } } } }));
+    await box.writeText(
+      `${box.root}/desktop.json`,
+      JSON.stringify({ mcpServers: { api: { url: "https://api.example.com/mcp", headers: { "X-Api-Key": "literal-key-0123" } } } }),
+    );
     const text = await cli(box, ["import", "--from", `${box.root}/desktop.json`, "--dry-run"]);
     expect(text.output).not.toContain("literal-key-0123");
     expect(text.output).toContain('"X-Api-Key": "‹literal value, see --json›"');
     const json = await importJson(box, ["--from", `${box.root}/desktop.json`, "--dry-run"]);
-    expect(json.document.imported[0]!.definition).toEqual({ url: "https://api.example.com/mcp", headers: { "X-Api-Key": "literal-key-0123" } });
+    expect(json.document.imported[0]!.definition).toEqual({
+      url: "https://api.example.com/mcp",
+      headers: { "X-Api-Key": "literal-key-0123" },
+    });
   });
 
   it("names variables that are not set, without values", async () => {

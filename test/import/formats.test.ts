@@ -48,7 +48,10 @@ describe("from Pi's built-in MCP (mcp.json)", () => {
       requestTimeoutMs: 2_500,
     });
     // A callbackUrl without a port takes callbackPort's, as Pi does.
-    expect(definitionOf(document, "callback")).toEqual({ url: "https://mcp.example.com/mcp", auth: { type: "oauth", redirectUri: "http://localhost:9000/oauth/done" } });
+    expect(definitionOf(document, "callback")).toEqual({
+      url: "https://mcp.example.com/mcp",
+      auth: { type: "oauth", redirectUri: "http://localhost:9000/oauth/done" },
+    });
     expect(definitionOf(document, "legacy")).toEqual({ url: "https://old.example.com/sse", transport: "sse" });
   });
 
@@ -59,7 +62,9 @@ describe("from Pi's built-in MCP (mcp.json)", () => {
       tools: { exclude: ["drop_repo", "delete_*{,/**/*}"] },
     });
     const notes = document.imported.find((server) => server.name === "github")!.notes;
-    expect(notes).toContain('exposure: "deferred" not imported: pi-mcp has no exposure setting and offers every tool to the model directly');
+    expect(notes).toContain(
+      'exposure: "deferred" not imported: pi-mcp has no exposure setting and offers every tool to the model directly',
+    );
     expect(notes).toContain("toolExposure: hidden tools imported as tools.exclude");
     expect(document.imported.find((server) => server.name === "docs")!.notes).toContain(
       'exposure: "direct" not imported: pi-mcp has no exposure setting and offers every tool to the model directly',
@@ -70,16 +75,23 @@ describe("from Pi's built-in MCP (mcp.json)", () => {
 
   it("skips what pi-mcp cannot express, per field: !command, provider auth, client name, literal ${…}", async () => {
     const { document } = await importJson(await setUp(), ["--dry-run"]);
-    expect(reasonsOf(document, "gh-cli")).toEqual(["env.GH_TOKEN: runs a shell command (!…) for its value; pi-mcp cannot run commands for values"]);
+    expect(reasonsOf(document, "gh-cli")).toEqual([
+      "env.GH_TOKEN: runs a shell command (!…) for its value; pi-mcp cannot run commands for values",
+    ]);
     expect(reasonsOf(document, "provider")).toEqual(["auth: sends the token of one of Pi's /login providers; pi-mcp has no equivalent"]);
-    expect(reasonsOf(document, "figma")).toEqual(["oauth.clientName: sets the client name sent at client registration; pi-mcp cannot set it"]);
+    expect(reasonsOf(document, "figma")).toEqual([
+      "oauth.clientName: sets the client name sent at client registration; pi-mcp cannot set it",
+    ]);
     expect(reasonsOf(document, "literal-arg")).toEqual(["args[1]: Pi takes ${…} here literally, but pi-mcp would substitute it"]);
     expect(JSON.stringify(document)).not.toContain("gh auth token");
   });
 
   it("reads the trusted project's .pi/mcp.json into project scope: a disabling override becomes a mask", async () => {
     const { document } = await importJson(await setUp(), ["--dry-run"]);
-    expect(document.sources.map((source) => [source.scope, source.status])).toEqual([["global", "read"], ["project", "read"]]);
+    expect(document.sources.map((source) => [source.scope, source.status])).toEqual([
+      ["global", "read"],
+      ["project", "read"],
+    ]);
     expect(document.imported.filter((server) => server.scope === "project").map((server) => [server.name, server.definition])).toEqual([
       ["internal-tools", { enabled: false }],
       ["project-tool", { command: "node", args: ["./tools/mcp.mjs"], cwd: "." }],
@@ -93,7 +105,9 @@ describe("from Pi's built-in MCP (mcp.json)", () => {
     const { document } = await importJson(await setUp(), ["--dry-run", "-l"]);
     expect(new Set(document.imported.map((server) => server.scope))).toEqual(new Set(["project"]));
     expect(definitionOf(document, "internal-tools")).toEqual({ command: "internal-mcp", args: ["--serve"], enabled: false });
-    expect(reasonsOf(document, "internal-tools")).toEqual([expect.stringMatching(/^replaced by the definition in .*\.pi\/mcp\.json, as in Pi's built-in MCP$/)]);
+    expect(reasonsOf(document, "internal-tools")).toEqual([
+      expect.stringMatching(/^replaced by the definition in .*\.pi\/mcp\.json, as in Pi's built-in MCP$/),
+    ]);
   });
 
   it("does not read the project's .pi/mcp.json when the project is not trusted", async () => {
@@ -112,13 +126,20 @@ describe("from Claude Code (.mcp.json)", () => {
   it("maps stdio, http, sse, headers and the OAuth client, into project scope", async () => {
     const { document } = await importJson(await setUp(), ["--from", "claude", "--dry-run"]);
     expect(document.imported.map((server) => [server.name, server.scope, server.definition])).toEqual([
-      ["airtable", "project", { command: "npx", args: ["-y", "airtable-mcp-server"], environment: { AIRTABLE_API_KEY: "${AIRTABLE_API_KEY}" } }],
+      [
+        "airtable",
+        "project",
+        { command: "npx", args: ["-y", "airtable-mcp-server"], environment: { AIRTABLE_API_KEY: "${AIRTABLE_API_KEY}" } },
+      ],
       ["notion", "project", { url: "https://mcp.notion.com/mcp" }],
       ["asana", "project", { url: "https://mcp.asana.com/sse", headers: { "X-Workspace": "${ASANA_WORKSPACE}" }, transport: "sse" }],
       [
         "private-api",
         "project",
-        { url: "https://api.company.com/mcp", auth: { type: "oauth", clientId: "pi-client", redirectUri: "http://localhost:8080/callback", scopes: ["read:all", "write:own"] } },
+        {
+          url: "https://api.company.com/mcp",
+          auth: { type: "oauth", clientId: "pi-client", redirectUri: "http://localhost:8080/callback", scopes: ["read:all", "write:own"] },
+        },
       ],
     ]);
     expect(document.imported.find((server) => server.name === "private-api")!.notes).toContain(
@@ -129,8 +150,12 @@ describe("from Claude Code (.mcp.json)", () => {
   it("skips defaults, Claude's own variables, headersHelper and unknown transports", async () => {
     const { document } = await importJson(await setUp(), ["--from", "claude", "--dry-run"]);
     expect(reasonsOf(document, "with-default")).toEqual(["url: uses a default value (${NAME:-…}); pi-mcp has no default values"]);
-    expect(reasonsOf(document, "plugin-db")).toEqual(["command: uses ${CLAUDE_PLUGIN_ROOT}, which Claude Code fills in itself; pi-mcp has no such variable"]);
-    expect(reasonsOf(document, "helper")).toEqual(["headersHelper: runs a command to produce headers; pi-mcp cannot run commands for values"]);
+    expect(reasonsOf(document, "plugin-db")).toEqual([
+      "command: uses ${CLAUDE_PLUGIN_ROOT}, which Claude Code fills in itself; pi-mcp has no such variable",
+    ]);
+    expect(reasonsOf(document, "helper")).toEqual([
+      "headersHelper: runs a command to produce headers; pi-mcp cannot run commands for values",
+    ]);
     expect(reasonsOf(document, "websocket")).toEqual([expect.stringMatching(/^type: not a transport pi-mcp has/)]);
     expect(JSON.stringify(document)).not.toContain("https://api.example.com}");
   });
@@ -146,12 +171,28 @@ describe("from Cursor (~/.cursor/mcp.json, .cursor/mcp.json)", () => {
       [
         "pipeshub",
         "project",
-        { url: "https://pipes.example.com/mcp", auth: { type: "oauth", clientId: "${PIPES_CLIENT_ID}", clientSecret: "${PIPES_CLIENT_SECRET}", scopes: ["openid", "offline_access"] } },
+        {
+          url: "https://pipes.example.com/mcp",
+          auth: {
+            type: "oauth",
+            clientId: "${PIPES_CLIENT_ID}",
+            clientSecret: "${PIPES_CLIENT_SECRET}",
+            scopes: ["openid", "offline_access"],
+          },
+        },
       ],
-      ["oci", "project", { command: "uvx", args: ["oracle.oci-api-mcp-server"], environment: { OCI_CONFIG_PROFILE: "DEFAULT", FASTMCP_LOG_LEVEL: "ERROR" } }],
+      [
+        "oci",
+        "project",
+        { command: "uvx", args: ["oracle.oci-api-mcp-server"], environment: { OCI_CONFIG_PROFILE: "DEFAULT", FASTMCP_LOG_LEVEL: "ERROR" } },
+      ],
     ]);
-    expect(reasonsOf(document, "workspace")).toEqual(["args[0]: uses ${workspaceFolder}, which Cursor fills in itself; pi-mcp has no such variable"]);
-    expect(reasonsOf(document, "dotenv")).toEqual(["envFile: loads variables from a file; pi-mcp cannot read env files (list them under env)"]);
+    expect(reasonsOf(document, "workspace")).toEqual([
+      "args[0]: uses ${workspaceFolder}, which Cursor fills in itself; pi-mcp has no such variable",
+    ]);
+    expect(reasonsOf(document, "dotenv")).toEqual([
+      "envFile: loads variables from a file; pi-mcp cannot read env files (list them under env)",
+    ]);
   });
 });
 
@@ -166,15 +207,23 @@ describe("from VS Code (user mcp.json and settings, .vscode/mcp.json)", () => {
       ["devserver", "project", { command: "node", args: ["build/index.js"], cwd: "/opt/dev" }],
       ["withOauth", "project", { url: "https://api.example.com/mcp", auth: { type: "oauth", clientId: "example-client-id" } }],
     ]);
-    expect(reasonsOf(document, "github")).toEqual([expect.stringMatching(/^replaced by the definition in .*Code\/User\/mcp\.json, as in VS Code$/)]);
-    expect(document.imported.find((server) => server.name === "devserver")!.notes).toEqual(["dev: not imported: VS Code's development mode (watch and debug)"]);
+    expect(reasonsOf(document, "github")).toEqual([
+      expect.stringMatching(/^replaced by the definition in .*Code\/User\/mcp\.json, as in VS Code$/),
+    ]);
+    expect(document.imported.find((server) => server.name === "devserver")!.notes).toEqual([
+      "dev: not imported: VS Code's development mode (watch and debug)",
+    ]);
   });
 
   it("skips ${input:…}, the sandbox, predefined variables and non-HTTP URLs", async () => {
     const { document } = await importJson(await setUp(), ["--from", "vscode", "--dry-run"]);
-    expect(reasonsOf(document, "perplexity")).toEqual([expect.stringMatching(/^env\.PERPLEXITY_API_KEY: uses an input variable \(\$\{input:…\}\)/)]);
+    expect(reasonsOf(document, "perplexity")).toEqual([
+      expect.stringMatching(/^env\.PERPLEXITY_API_KEY: uses an input variable \(\$\{input:…\}\)/),
+    ]);
     expect(reasonsOf(document, "sandboxed")).toEqual([expect.stringMatching(/^sandboxEnabled: /)]);
-    expect(reasonsOf(document, "folder")).toEqual(["args[0]: uses ${workspaceFolder}, which VS Code fills in itself; pi-mcp has no such variable"]);
+    expect(reasonsOf(document, "folder")).toEqual([
+      "args[0]: uses ${workspaceFolder}, which VS Code fills in itself; pi-mcp has no such variable",
+    ]);
     expect(reasonsOf(document, "socket")).toEqual(["pi-mcp would reject the result: url: must be an absolute http:// or https:// URL"]);
   });
 });
@@ -187,7 +236,12 @@ describe("from a file", () => {
       [
         "desktop-fs",
         "global",
-        { command: "npx", args: ["-y", "@modelcontextprotocol/server-filesystem", "/Users/me/Desktop"], environment: { KEY: "${MY_KEY}", PLAIN: "${MY_PLAIN}" }, enabled: false },
+        {
+          command: "npx",
+          args: ["-y", "@modelcontextprotocol/server-filesystem", "/Users/me/Desktop"],
+          environment: { KEY: "${MY_KEY}", PLAIN: "${MY_PLAIN}" },
+          enabled: false,
+        },
       ],
       ["cline-one", "global", { command: "node", args: ["x.js"] }],
     ]);
@@ -199,7 +253,10 @@ describe("from a file", () => {
   it("reads a file in its host's dialect when its place names the host, and VS Code's servers shape anywhere", async () => {
     const box = sandbox();
     await box.writeText(`${box.root}/elsewhere/.mcp.json`, JSON.stringify({ mcpServers: { a: { type: "http", url: "${U:-http://x}" } } }));
-    await box.writeText(`${box.root}/elsewhere/servers.json`, JSON.stringify({ servers: { b: { type: "stdio", command: "x", env: { K: "${input:k}" } }, c: { type: "stdio", command: "y" } } }));
+    await box.writeText(
+      `${box.root}/elsewhere/servers.json`,
+      JSON.stringify({ servers: { b: { type: "stdio", command: "x", env: { K: "${input:k}" } }, c: { type: "stdio", command: "y" } } }),
+    );
     const claude = await importJson(box, ["--from", `${box.root}/elsewhere/.mcp.json`, "--dry-run"]);
     expect(reasonsOf(claude.document, "a")).toEqual(["url: uses a default value (${NAME:-…}); pi-mcp has no default values"]);
     const vscode = await importJson(box, ["--from", "../elsewhere/servers.json", "--dry-run"]);

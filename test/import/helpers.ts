@@ -53,7 +53,11 @@ export function cli(box: Sandbox, argv: readonly string[], extra: Record<string,
 }
 
 /** `import … --json` and its document. */
-export async function importJson(box: Sandbox, argv: readonly string[], extra: Record<string, string> = {}): Promise<{ result: CommandResult; document: ImportDocument }> {
+export async function importJson(
+  box: Sandbox,
+  argv: readonly string[],
+  extra: Record<string, string> = {},
+): Promise<{ result: CommandResult; document: ImportDocument }> {
   const result = await cli(box, ["import", ...argv, "--json"], extra);
   if (result.exitCode !== 0) throw new Error(`import failed (${result.exitCode}): ${result.output}`);
   return { result, document: result.json as ImportDocument };

@@ -27,18 +27,23 @@ describe("importNotice", () => {
     return { ctx, shown };
   }
 
-  const config = (box: Sandbox, trusted = false) => loadConfig({ agentDir: box.agentDir, cwd: box.projectDir, projectTrusted: trusted, env: box.env() });
+  const config = (box: Sandbox, trusted = false) =>
+    loadConfig({ agentDir: box.agentDir, cwd: box.projectDir, projectTrusted: trusted, env: box.env() });
 
   it("names the servers pi-mcp does not know, once per content of mcp.json", async () => {
     const box = sandbox();
-    await box.writeJson(join(box.agentDir, "mcp.json"), { mcpServers: { docs: { url: "https://x.example.com/mcp" }, known: { command: "k" }, files: { command: "f" } } });
+    await box.writeJson(join(box.agentDir, "mcp.json"), {
+      mcpServers: { docs: { url: "https://x.example.com/mcp" }, known: { command: "k" }, files: { command: "f" } },
+    });
     await box.writeJson(box.globalSettings, { mcp: { servers: { known: { command: "k" } } } });
     const { ctx, shown } = context(box);
     expect(await importNotice(ctx, box.agentDir, await config(box))).toBe(true);
     expect(shown).toEqual([
       {
         type: "warning",
-        message: expect.stringMatching(/^Pi's built-in MCP configuration \(.*mcp\.json\) names 2 servers pi-mcp does not know: docs, files\. .*pi-mcp import --from pi/),
+        message: expect.stringMatching(
+          /^Pi's built-in MCP configuration \(.*mcp\.json\) names 2 servers pi-mcp does not know: docs, files\. .*pi-mcp import --from pi/,
+        ),
       },
     ]);
     expect(shown[0]!.message).toContain("has not connected them");
@@ -46,10 +51,15 @@ describe("importNotice", () => {
     // Same content: silent, also after a restart. Changed content: once more.
     expect(await importNotice(ctx, box.agentDir, await config(box))).toBe(false);
     expect(await importNotice(context(box).ctx, box.agentDir, await config(box))).toBe(false);
-    await box.writeJson(join(box.agentDir, "mcp.json"), { mcpServers: { docs: { url: "https://x.example.com/mcp" }, added: { command: "a" } } });
+    await box.writeJson(join(box.agentDir, "mcp.json"), {
+      mcpServers: { docs: { url: "https://x.example.com/mcp" }, added: { command: "a" } },
+    });
     expect(await importNotice(ctx, box.agentDir, await config(box))).toBe(true);
     expect(shown.at(-1)!.message).toContain("2 servers pi-mcp does not know: added, docs.");
-    expect(JSON.parse(await readFile(noticeStatePath(box.agentDir), "utf8"))).toMatchObject({ version: 1, files: { [join(box.agentDir, "mcp.json")]: expect.stringMatching(/^[0-9a-f]{64}$/) } });
+    expect(JSON.parse(await readFile(noticeStatePath(box.agentDir), "utf8"))).toMatchObject({
+      version: 1,
+      files: { [join(box.agentDir, "mcp.json")]: expect.stringMatching(/^[0-9a-f]{64}$/) },
+    });
   });
 
   it("stays silent without a UI, when pi-mcp knows every server, and for a file Pi could not parse", async () => {
@@ -93,7 +103,14 @@ describe("a real Pi 1.6 with a built-in mcp.json", () => {
       try {
         // `/mcp wait` answers after the host started, so the notice has been decided by then.
         await rpc.prompt("/mcp wait", { settle: false, timeoutMs: 30_000 });
-        notices.push(rpc.records.filter((record) => record.type === "extension_ui_request" && record.method === "notify" && String(record.message).includes("pi-mcp import")).map((record) => record.message));
+        notices.push(
+          rpc.records
+            .filter(
+              (record) =>
+                record.type === "extension_ui_request" && record.method === "notify" && String(record.message).includes("pi-mcp import"),
+            )
+            .map((record) => record.message),
+        );
       } finally {
         await rpc.close();
       }

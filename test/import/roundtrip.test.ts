@@ -23,11 +23,19 @@ const SECRET = "roundtrip-secret-5e1f0a";
 const SOURCES: Record<string, (box: Sandbox) => { path: string; text: string }> = {
   pi: (box) => ({
     path: places(box).piGlobal,
-    text: JSON.stringify({ mcpServers: { everything: { command: NODE, args: [SCRIPT, "stdio"], cwd: REPO_ROOT, env: { TOKEN: "$ROUNDTRIP_TOKEN" }, timeout: 30 } } }),
+    text: JSON.stringify({
+      mcpServers: {
+        everything: { command: NODE, args: [SCRIPT, "stdio"], cwd: REPO_ROOT, env: { TOKEN: "$ROUNDTRIP_TOKEN" }, timeout: 30 },
+      },
+    }),
   }),
   claude: (box) => ({
     path: places(box).claude,
-    text: JSON.stringify({ mcpServers: { everything: { type: "stdio", command: NODE, args: [SCRIPT, "stdio"], cwd: REPO_ROOT, env: { TOKEN: "${ROUNDTRIP_TOKEN}" } } } }),
+    text: JSON.stringify({
+      mcpServers: {
+        everything: { type: "stdio", command: NODE, args: [SCRIPT, "stdio"], cwd: REPO_ROOT, env: { TOKEN: "${ROUNDTRIP_TOKEN}" } },
+      },
+    }),
   }),
   cursor: (box) => ({
     path: places(box).cursorGlobal,
@@ -35,7 +43,12 @@ const SOURCES: Record<string, (box: Sandbox) => { path: string; text: string }> 
   }),
   vscode: (box) => ({
     path: places(box).vscodeWorkspace,
-    text: JSON.stringify({ servers: { everything: { type: "stdio", command: NODE, args: [SCRIPT, "stdio"], cwd: REPO_ROOT, env: { TOKEN: "${env:ROUNDTRIP_TOKEN}" } } }, inputs: [] }),
+    text: JSON.stringify({
+      servers: {
+        everything: { type: "stdio", command: NODE, args: [SCRIPT, "stdio"], cwd: REPO_ROOT, env: { TOKEN: "${env:ROUNDTRIP_TOKEN}" } },
+      },
+      inputs: [],
+    }),
   }),
 };
 
@@ -48,14 +61,22 @@ describe.each(Object.keys(SOURCES))("import --from %s, then test", (from) => {
     const source = SOURCES[from]!(box);
     await box.writeText(source.path, source.text);
     const env = box.env({ ROUNDTRIP_TOKEN: SECRET });
-    const imported = await runCommandLine([importCommand], ["import", "--from", from, "--json"], cliCommandEnvironment(box.projectDir, env, createKernel));
+    const imported = await runCommandLine(
+      [importCommand],
+      ["import", "--from", from, "--json"],
+      cliCommandEnvironment(box.projectDir, env, createKernel),
+    );
     expect(imported.exitCode, imported.output).toBe(0);
     const document = imported.json as ImportDocument;
     expect(document.imported.map((server) => server.name)).toEqual(["everything"]);
     expect(JSON.stringify(document.imported[0]!.definition.environment)).toBe('{"TOKEN":"${ROUNDTRIP_TOKEN}"}');
 
     // A fresh environment reads the settings the import wrote.
-    const tested = await runCommandLine([testCommand], ["test", "everything", "--json"], cliCommandEnvironment(box.projectDir, env, createKernel));
+    const tested = await runCommandLine(
+      [testCommand],
+      ["test", "everything", "--json"],
+      cliCommandEnvironment(box.projectDir, env, createKernel),
+    );
     const [server] = (tested.json as { servers: TestedServer[] }).servers;
     expect(server, tested.output).toMatchObject({ name: "everything", ok: true, error: null });
     expect(server!.tools).toBeGreaterThan(5);

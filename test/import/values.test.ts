@@ -30,7 +30,10 @@ describe("Pi values (env, headers, oauth.clientSecret)", () => {
     const command = convertPiValue("!gh auth token --secret-flag");
     expect(command.ok).toBe(false);
     expect(JSON.stringify(command)).not.toContain("gh auth");
-    expect(convertPiValue("$${LITERAL}")).toMatchObject({ ok: false, reason: expect.stringContaining("would read as a ${NAME} reference") });
+    expect(convertPiValue("$${LITERAL}")).toMatchObject({
+      ok: false,
+      reason: expect.stringContaining("would read as a ${NAME} reference"),
+    });
   });
 
   it("takes other fields literally, so a ${NAME} there cannot be imported; ~ becomes ${HOME}", () => {
@@ -57,10 +60,16 @@ describe("host variable forms", () => {
     const fallback = convertTemplate("${TOKEN:-sk-fallback-secret}", CLAUDE.variables);
     expect(fallback).toMatchObject({ ok: false, reason: expect.stringContaining("${NAME:-…}") });
     expect(JSON.stringify(fallback)).not.toContain("sk-fallback-secret");
-    expect(convertTemplate("${workspaceFolder}/a", VSCODE.variables)).toMatchObject({ ok: false, reason: expect.stringContaining("${workspaceFolder}") });
+    expect(convertTemplate("${workspaceFolder}/a", VSCODE.variables)).toMatchObject({
+      ok: false,
+      reason: expect.stringContaining("${workspaceFolder}"),
+    });
     expect(convertTemplate("${userHome}/a", CURSOR.variables).ok).toBe(false);
     expect(convertTemplate("${CLAUDE_PROJECT_DIR}/a", CLAUDE.variables).ok).toBe(false);
-    expect(convertTemplate("${config:some.setting}", VSCODE.variables)).toMatchObject({ ok: false, reason: expect.stringContaining("${config:…}") });
+    expect(convertTemplate("${config:some.setting}", VSCODE.variables)).toMatchObject({
+      ok: false,
+      reason: expect.stringContaining("${config:…}"),
+    });
     expect(convertTemplate("${/}", CURSOR.variables).ok).toBe(false);
   });
 });
@@ -68,7 +77,12 @@ describe("host variable forms", () => {
 describe("Pi tool patterns as picomatch globs", () => {
   /** Pi's matching: `*` is any run of characters, everything else literal. */
   const piMatches = (pattern: string, name: string) =>
-    new RegExp(`^${pattern.split("*").map((part) => part.replace(/[.+?^${}()|[\]\\]/g, "\\$&")).join(".*")}$`).test(name);
+    new RegExp(
+      `^${pattern
+        .split("*")
+        .map((part) => part.replace(/[.+?^${}()|[\]\\]/g, "\\$&"))
+        .join(".*")}$`,
+    ).test(name);
 
   function* words(alphabet: readonly string[], max: number): Generator<string> {
     let current = [""];
@@ -80,7 +94,9 @@ describe("Pi tool patterns as picomatch globs", () => {
 
   it("match exactly the tool names Pi's patterns match (names with '/', '.', '-' and '_')", () => {
     // Tool names are letters, digits, '_', '-', '.' and '/' (MCP's tool-name format); '/' separates segments.
-    const names = [...words(["a", "b", "/", ".", "-"], 4)].filter((name) => name.split("/").every((segment) => segment !== "" && segment !== "." && segment !== ".."));
+    const names = [...words(["a", "b", "/", ".", "-"], 4)].filter((name) =>
+      name.split("/").every((segment) => segment !== "" && segment !== "." && segment !== ".."),
+    );
     const patterns = [...words(["a", "/", ".", "*"], 4)];
     const differences: string[] = [];
     for (const pattern of patterns) {

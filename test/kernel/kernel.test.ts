@@ -1,5 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { createKernel, internalPlugins } from "../../src/composition.ts";
+import { checkShape } from "../../src/config/schema.ts";
+import { FEATURES, type Feature } from "../../src/kernel/settings.ts";
 import { PluginHookError } from "../../src/kernel/errors.ts";
 import { Kernel, STAGE, type KernelPlugin } from "../../src/kernel/kernel.ts";
 import { registerPlugin } from "../../src/kernel/registry.ts";
@@ -12,7 +14,13 @@ const emptyResult = (): MappedResult => ({ blocks: [], trailer: [], details: {},
 
 describe("the kernel", () => {
   it("names the plugin and the hook when a synchronous tap throws", () => {
-    const kernel = new Kernel([plugin("bad-names", (k) => k.hooks.toolName.tap("bad-names", () => { throw new Error("boom"); }))]);
+    const kernel = new Kernel([
+      plugin("bad-names", (k) =>
+        k.hooks.toolName.tap("bad-names", () => {
+          throw new Error("boom");
+        }),
+      ),
+    ]);
     let caught: unknown;
     try {
       kernel.hooks.toolName.call("mcp__a__b", { server: "a", tool: "b", serverTools: ["b"], servers: ["a"], taken: () => false });
@@ -28,23 +36,40 @@ describe("the kernel", () => {
 
   it("names the plugin and the hook when a promise tap rejects", async () => {
     const kernel = new Kernel([
-      plugin("bad-mapper", (k) => k.hooks.mapResult.tapPromise("bad-mapper", async () => Promise.reject(new Error("no"))))
+      plugin("bad-mapper", (k) => k.hooks.mapResult.tapPromise("bad-mapper", async () => Promise.reject(new Error("no")))),
     ]);
-    await expect(kernel.hooks.mapResult.promise(emptyResult(), noContext)).rejects.toMatchObject({ plugin: "bad-mapper", hook: "mapResult" });
+    await expect(kernel.hooks.mapResult.promise(emptyResult(), noContext)).rejects.toMatchObject({
+      plugin: "bad-mapper",
+      hook: "mapResult",
+    });
   });
 
   it("names the plugin and the hook when a callback-style tap fails", async () => {
     const kernel = new Kernel([
       plugin("bad-spill", (k) => k.hooks.spill.tapAsync("bad-spill", (_request, callback) => callback(new Error("disk full")))),
     ]);
-    await expect(kernel.hooks.spill.promise({} as never)).rejects.toMatchObject({ plugin: "bad-spill", hook: "spill", message: 'plugin "bad-spill" failed in hook "spill": disk full' });
+    await expect(kernel.hooks.spill.promise({} as never)).rejects.toMatchObject({
+      plugin: "bad-spill",
+      hook: "spill",
+      message: 'plugin "bad-spill" failed in hook "spill": disk full',
+    });
   });
 
   it("runs taps by stage, so a third party can act before the built-ins", async () => {
     const order: string[] = [];
     const kernel = new Kernel([
-      plugin("builtin", (k) => k.hooks.mapResult.tapPromise({ name: "builtin", stage: STAGE.BUILTIN }, async (r) => (order.push("builtin"), r))),
-      plugin("early", (k) => k.hooks.mapResult.tapPromise({ name: "early", stage: STAGE.BEFORE_BUILTIN }, async (r) => (order.push("early"), r))),
+      plugin("builtin", (k) =>
+        k.hooks.mapResult.tapPromise({ name: "builtin", stage: STAGE.BUILTIN }, async (r) => {
+          order.push("builtin");
+          return r;
+        }),
+      ),
+      plugin("early", (k) =>
+        k.hooks.mapResult.tapPromise({ name: "early", stage: STAGE.BEFORE_BUILTIN }, async (r) => {
+          order.push("early");
+          return r;
+        }),
+      ),
     ]);
     await kernel.hooks.mapResult.promise(emptyResult(), noContext);
     expect(order).toEqual(["early", "builtin"]);
@@ -58,7 +83,11 @@ describe("the kernel", () => {
       }),
     );
     const kernel = createKernel({ plugins: [csv] });
-    const host = { truncate: (text: string) => ({ text, truncated: false }), redact: (text: string) => text, privateDir: "/nonexistent" } as unknown as HostContext;
+    const host = {
+      truncate: (text: string) => ({ text, truncated: false }),
+      redact: (text: string) => text,
+      privateDir: "/nonexistent",
+    } as unknown as HostContext;
     const results = new HostResults(kernel, () => host);
     const raw = {
       content: [
@@ -78,8 +107,13 @@ describe("the kernel", () => {
   });
 
   it("names the plugin and the content type when a mapper fails", async () => {
-    const kernel = new Kernel([plugin("bad-text", (k) => k.hooks.mapContent.for("text").tapPromise("bad-text", async () => Promise.reject(new Error("no"))))]);
-    await expect(kernel.hooks.mapContent.for("text").promise({ type: "text", text: "x" }, noContext)).rejects.toMatchObject({ plugin: "bad-text", hook: "mapContent:text" });
+    const kernel = new Kernel([
+      plugin("bad-text", (k) => k.hooks.mapContent.for("text").tapPromise("bad-text", async () => Promise.reject(new Error("no")))),
+    ]);
+    await expect(kernel.hooks.mapContent.for("text").promise({ type: "text", text: "x" }, noContext)).rejects.toMatchObject({
+      plugin: "bad-text",
+      hook: "mapContent:text",
+    });
   });
 
   it("refuses the same plugin twice", () => {
@@ -91,16 +125,62 @@ describe("the composition root", () => {
   it("lists every internal plugin once, by name", () => {
     const names = internalPlugins().map((p) => p.name);
     expect(new Set(names).size).toBe(names.length);
-    expect(names).toEqual(expect.arrayContaining(["transport-stdio", "transport-http", "transport-sse", "auth-bearer", "tool-names", "result-mapping", "spill", "resources", "roots", "logging", "instructions"]));
+    expect(names).toEqual(
+      expect.arrayContaining([
+        "transport-stdio",
+        "transport-http",
+        "transport-sse",
+        "auth-bearer",
+        "tool-names",
+        "result-mapping",
+        "spill",
+        "resources",
+        "roots",
+        "logging",
+        "instructions",
+      ]),
+    );
   });
 
   it("switches a feature off by name: a kernel without the stdio transport creates no stdio transport", async () => {
     const kernel = createKernel({ disable: ["transport-stdio"] });
     expect(kernel.has("transport-stdio")).toBe(false);
-    const server = { name: "s", scope: "global", enabled: true, masked: false, transport: "stdio", auth: "none", definition: { transport: "stdio", command: "node", args: [], environment: {}, enabled: true } } as const;
+    const server = {
+      name: "s",
+      scope: "global",
+      enabled: true,
+      masked: false,
+      transport: "stdio",
+      auth: "none",
+      definition: { transport: "stdio", command: "node", args: [], environment: {}, enabled: true },
+    } as const;
     const context = { host: { cwd: "/" }, server, log: () => {} } as unknown as ConnectionContext;
     expect(await kernel.hooks.createTransport.promise({ ...context, auth: undefined })).toBeUndefined();
     expect(await createKernel().hooks.createTransport.promise({ ...context, auth: undefined })).toBeDefined();
+  });
+
+  it("applies every feature plugin of the table (FEATURES) under its name, and leaves out exactly the one its setting switches off", () => {
+    const allOn = Object.fromEntries(FEATURES.map((feature) => [feature, true])) as Record<Feature, boolean>;
+    const everything = internalPlugins().map((p) => p.name);
+    expect(everything.filter((name) => (FEATURES as readonly string[]).includes(name))).toEqual([...FEATURES]);
+    for (const feature of FEATURES) {
+      expect(createKernel({ features: allOn }).has(feature)).toBe(true);
+      const without = createKernel({ features: { ...allOn, [feature]: false } });
+      expect(everything.filter((name) => !without.has(name))).toEqual([feature]);
+    }
+  });
+
+  it("takes in the settings exactly the table's features, each a boolean: a core plugin cannot be switched off there", () => {
+    for (const feature of FEATURES) expect(checkShape({ features: { [feature]: false } }, "settings.json")).toEqual([]);
+    const core = internalPlugins()
+      .map((p) => p.name)
+      .filter((name) => !(FEATURES as readonly string[]).includes(name));
+    expect(core).toContain("tool-names");
+    for (const name of core) {
+      expect(checkShape({ features: { [name]: false } }, "settings.json")).toEqual([
+        { path: `mcp.features.${name}`, message: "unknown field", file: "settings.json" },
+      ]);
+    }
   });
 
   it("rejects an unknown plugin name instead of silently ignoring it", () => {

@@ -17,7 +17,14 @@ const stdio = (extra: Record<string, unknown> = {}) => ({ command: "node", args:
 
 function config(): EffectiveConfig {
   return buildConfig(
-    { a: stdio(), b: stdio(), c: stdio(), d: stdio(), off: stdio({ enabled: false }), tokened: stdio({ environment: { TOKEN: "${OBS_SECRET}" } }) },
+    {
+      a: stdio(),
+      b: stdio(),
+      c: stdio(),
+      d: stdio(),
+      off: stdio({ enabled: false }),
+      tokened: stdio({ environment: { TOKEN: "${OBS_SECRET}" } }),
+    },
     { env: { OBS_SECRET: SECRET } },
   );
 }
@@ -25,7 +32,13 @@ function config(): EffectiveConfig {
 const GLOBAL = "/home/me/.pi/agent/settings.json";
 const PROJECT = "/project/.pi/settings.json";
 const sources = { globalPath: GLOBAL, projectPath: PROJECT, projectTrusted: true };
-const invalid = { valid: false, issues: [{ path: "mcp.servers.x.url", message: "must be an absolute http:// or https:// URL", file: GLOBAL }], servers: [], secrets: new Set<string>(), sources } as unknown as EffectiveConfig;
+const invalid = {
+  valid: false,
+  issues: [{ path: "mcp.servers.x.url", message: "must be an absolute http:// or https:// URL", file: GLOBAL }],
+  servers: [],
+  secrets: new Set<string>(),
+  sources,
+} as unknown as EffectiveConfig;
 
 function status(name: string, state: ConnectionState, cause?: string): ConnectionStatus {
   return { name, state, attempts: state === "retrying" ? 1 : 0, tools: 0, ...(cause && { cause }) } as ConnectionStatus;
@@ -72,16 +85,53 @@ describe("the footer", () => {
     const c = config();
     expect(footerText(healthOf(c, []))).toBe("MCP 0/5 · 5 busy");
     expect(
-      footerText(healthOf(c, [status("a", "connected"), status("b", "retrying"), status("c", "needs_auth"), status("d", "needs_client_registration"), status("tokened", "failed"), status("off", "disabled")])),
+      footerText(
+        healthOf(c, [
+          status("a", "connected"),
+          status("b", "retrying"),
+          status("c", "needs_auth"),
+          status("d", "needs_client_registration"),
+          status("tokened", "failed"),
+          status("off", "disabled"),
+        ]),
+      ),
     ).toBe("MCP 1/5 · 1 busy · 2 auth · 1 failed");
-    expect(footerText(healthOf(c, ["a", "b", "c", "d", "tokened"].map((name) => status(name, "connected"))))).toBe("MCP 5/5");
+    expect(
+      footerText(
+        healthOf(
+          c,
+          ["a", "b", "c", "d", "tokened"].map((name) => status(name, "connected")),
+        ),
+      ),
+    ).toBe("MCP 5/5");
     expect(footerText(healthOf(buildConfig({}), []))).toBe("MCP 0/0");
     expect(footerText(healthOf(invalid, []))).toBe("MCP 0/0 · invalid settings");
   });
 
+  it("ends with the estimated tokens of the MCP tool definitions declared in every request, once a catalog is offered", () => {
+    const c = config();
+    const placed = (name: string, declared: number): ConnectionStatus => ({
+      ...status(name, "connected"),
+      context: { tokens: declared + 500, declared, setting: "auto", exposure: "direct", auto: "direct" },
+    });
+    expect(footerText(healthOf(c, [placed("a", 800), status("b", "connected")]))).toBe("MCP 2/5 · 3 busy · ≈800 tok");
+    expect(footerText(healthOf(c, [placed("a", 2_400), placed("b", 3_700)]))).toBe("MCP 2/5 · 3 busy · ≈6.1k tok");
+    expect(footerText(healthOf(c, [placed("a", 14_000)]))).toBe("MCP 1/5 · 4 busy · ≈14k tok");
+  });
+
   it("counts lazy servers that are not running as lazy, not as busy or connected", () => {
     const c = config();
-    expect(footerText(healthOf(c, [status("a", "idle"), status("b", "idle"), status("c", "connected"), status("d", "connecting"), status("tokened", "connected")]))).toBe("MCP 2/5 · 1 busy · 2 lazy");
+    expect(
+      footerText(
+        healthOf(c, [
+          status("a", "idle"),
+          status("b", "idle"),
+          status("c", "connected"),
+          status("d", "connecting"),
+          status("tokened", "connected"),
+        ]),
+      ),
+    ).toBe("MCP 2/5 · 1 busy · 2 lazy");
   });
 
   it("is set only when its text changes", () => {
@@ -106,7 +156,10 @@ describe("Attention Notices", () => {
     f.set([status("a", "failed", `spawn \u001b[31mfailed\u001b[0m with ${SECRET}`)]);
     first.update();
     expect(f.calls.notices).toEqual([
-      { level: "error", text: 'MCP server "a" failed: spawn failed with ‹redacted›. Run /mcp status for details, /mcp reconnect a to try again.' },
+      {
+        level: "error",
+        text: 'MCP server "a" failed: spawn failed with ‹redacted›. Run /mcp status for details, /mcp reconnect a to try again.',
+      },
     ]);
     for (const state of ["connecting", "retrying", "failed", "retrying", "failed"] as const) {
       f.set([status("a", state, "again")]);
@@ -140,7 +193,10 @@ describe("Attention Notices", () => {
     observer.update();
     expect(f.calls.notices).toEqual([
       { level: "warning", text: 'MCP server "b" needs authentication: run /mcp auth b.' },
-      { level: "warning", text: 'MCP server "c" needs a registered OAuth client: set auth.clientId for it (/mcp add, see /mcp status), then run /mcp auth c.' },
+      {
+        level: "warning",
+        text: 'MCP server "c" needs a registered OAuth client: set auth.clientId for it (/mcp add, see /mcp status), then run /mcp auth c.',
+      },
     ]);
   });
 
@@ -150,7 +206,10 @@ describe("Attention Notices", () => {
     f.observer().update();
     f.observer().update(); // a reload with the same broken settings
     expect(f.calls.notices).toEqual([
-      { level: "error", text: `MCP is disabled: the settings have 1 problem, in ${GLOBAL}. Run /mcp status (or pi-mcp list) to see it, then fix it there.` },
+      {
+        level: "error",
+        text: `MCP is disabled: the settings have 1 problem, in ${GLOBAL}. Run /mcp status (or pi-mcp list) to see it, then fix it there.`,
+      },
     ]);
     expect(f.calls.status).toEqual(["MCP 0/0 · invalid settings", "MCP 0/0 · invalid settings"]);
     f.host.config = config();
@@ -171,7 +230,12 @@ describe("Attention Notices", () => {
       ],
     } as EffectiveConfig;
     f.observer().update();
-    expect(f.calls.notices).toEqual([{ level: "error", text: `MCP is disabled: the settings have 3 problems, in ${GLOBAL} and ${PROJECT}. Run /mcp status (or pi-mcp list) to see them, then fix them there.` }]);
+    expect(f.calls.notices).toEqual([
+      {
+        level: "error",
+        text: `MCP is disabled: the settings have 3 problems, in ${GLOBAL} and ${PROJECT}. Run /mcp status (or pi-mcp list) to see them, then fix them there.`,
+      },
+    ]);
   });
 
   it("shows nothing in print, JSON and RPC modes", () => {

@@ -17,7 +17,10 @@ let home: PiHome;
 beforeEach(async () => {
   home = await makePiHome();
   const server = (environment: Record<string, string>) => ({ command: NODE, args: [HOSTILE], environment });
-  const mcp = { retry: { maxRetries: 0 }, servers: { hostile: server({ TOKEN: "${MODES_SECRET}" }), broken: server({ TOKEN: "${MODES_SECRET}", FIXTURE_FAIL_INIT: "1" }) } };
+  const mcp = {
+    retry: { maxRetries: 0 },
+    servers: { hostile: server({ TOKEN: "${MODES_SECRET}" }), broken: server({ TOKEN: "${MODES_SECRET}", FIXTURE_FAIL_INIT: "1" }) },
+  };
   await writeFile(join(home.agentDir, "settings.json"), JSON.stringify({ theme: "dark", mcp }));
 });
 afterEach(async () => {
@@ -29,7 +32,15 @@ const env = { MODES_SECRET: SECRET };
 
 describe("modes without a TUI", () => {
   it("print mode: only the command's and the model's output", async () => {
-    const run = await runPi({ home: home.home, cwd: home.cwd, extensions: [REPO_ROOT], args: ["-p", "/mcp wait", "go"], env, script, timeoutMs: 60_000 });
+    const run = await runPi({
+      home: home.home,
+      cwd: home.cwd,
+      extensions: [REPO_ROOT],
+      args: ["-p", "/mcp wait", "go"],
+      env,
+      script,
+      timeoutMs: 60_000,
+    });
     expect(run.code).toBe(0);
     expect(run.stdout).toContain("broken: failed");
     expect(run.stdout).toContain("all done");
@@ -39,7 +50,15 @@ describe("modes without a TUI", () => {
   });
 
   it("JSON mode: the event stream carries no observer output", async () => {
-    const run = await runPi({ home: home.home, cwd: home.cwd, extensions: [REPO_ROOT], args: ["--mode", "json", "/mcp wait", "go"], env, script, timeoutMs: 60_000 });
+    const run = await runPi({
+      home: home.home,
+      cwd: home.cwd,
+      extensions: [REPO_ROOT],
+      args: ["--mode", "json", "/mcp wait", "go"],
+      env,
+      script,
+      timeoutMs: 60_000,
+    });
     expect(run.stdout).toContain("all done");
     for (const pattern of OBSERVER_ONLY) expect(run.stdout).not.toMatch(pattern);
   });
@@ -51,7 +70,11 @@ describe("modes without a TUI", () => {
       await rpc.prompt("go", { timeoutMs: 30_000 });
       const records = JSON.stringify(rpc.records);
       expect(records).toContain("all done");
-      expect(rpc.records.filter((record) => record.type === "extension_ui_request" && record.method === "setStatus" && record.statusKey === "pi-mcp")).toEqual([]);
+      expect(
+        rpc.records.filter(
+          (record) => record.type === "extension_ui_request" && record.method === "setStatus" && record.statusKey === "pi-mcp",
+        ),
+      ).toEqual([]);
       for (const pattern of OBSERVER_ONLY.slice(1)) expect(records).not.toMatch(pattern);
     } finally {
       await rpc.close();

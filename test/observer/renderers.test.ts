@@ -20,7 +20,11 @@ const plain = (line: string) => line.replace(/\x1b\[[0-9;:]*m/g, "").trimEnd();
 /** Any terminal control left after the theme's SGR colours are removed. */
 const CONTROL = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/;
 /** A theme without colours, for message renderers. */
-const noColour = { fg: (_color: string, text: string) => text, bg: (_color: string, text: string) => text, bold: (text: string) => text } as unknown as Theme;
+const noColour = {
+  fg: (_color: string, text: string) => text,
+  bg: (_color: string, text: string) => text,
+  bold: (text: string) => text,
+} as unknown as Theme;
 
 let rendering: ToolRendering;
 beforeAll(() => {
@@ -31,7 +35,10 @@ beforeAll(() => {
 type Content = Record<string, unknown>[];
 
 /** One tool row as Pi's TUI composes it. */
-function row(args: Record<string, unknown>, { server = "everything", tool = "echo", piName = "mcp__everything__echo", fixed = false, renderers = rendering } = {}) {
+function row(
+  args: Record<string, unknown>,
+  { server = "everything", tool = "echo", piName = "mcp__everything__echo", fixed = false, renderers = rendering } = {},
+) {
   const definition = {
     name: piName,
     label: `${server}: ${tool}`,
@@ -40,7 +47,15 @@ function row(args: Record<string, unknown>, { server = "everything", tool = "ech
     execute: async () => ({ content: [], details: {} }),
     ...(fixed ? renderers.fixedTool(piName) : renderers.serverTool(server, tool, piName)),
   };
-  const component = new ToolExecutionComponent(piName, "call-1", args, { showImages: false }, definition as never, { requestRender() {} } as never, "/tmp");
+  const component = new ToolExecutionComponent(
+    piName,
+    "call-1",
+    args,
+    { showImages: false },
+    definition as never,
+    { requestRender() {} } as never,
+    "/tmp",
+  );
   component.setArgsComplete();
   component.markExecutionStarted();
   return {
@@ -56,7 +71,10 @@ function row(args: Record<string, unknown>, { server = "everything", tool = "ech
         expect(visibleWidth(line)).toBeLessThanOrEqual(width);
         expect(plain(line)).not.toMatch(CONTROL);
       }
-      return raw.map(plain).filter((line) => line.trim() !== "").map((line) => line.trim());
+      return raw
+        .map(plain)
+        .filter((line) => line.trim() !== "")
+        .map((line) => line.trim());
     },
   };
 }
@@ -64,10 +82,22 @@ function row(args: Record<string, unknown>, { server = "everything", tool = "ech
 describe("a server tool row", () => {
   it("collapsed: server and original tool names, argument preview, content counts and a text-backed state", () => {
     const r = row({ message: "hello world", times: 3, tags: ["a", "b"], options: { loud: true } });
-    r.update([{ type: "text", text: "Echo: hello world" }, { type: "image", data: "iVBORw0KGgo=", mimeType: "image/png" }], { server: "everything", tool: "echo" });
+    r.update(
+      [
+        { type: "text", text: "Echo: hello world" },
+        { type: "image", data: "iVBORw0KGgo=", mimeType: "image/png" },
+      ],
+      { server: "everything", tool: "echo" },
+    );
     // Pi's row box pads one column on each side: 78 columns of row at 80.
-    expect(r.lines(80)).toEqual(['MCP everything › echo  message="hello world", times=3, tags=[2 items], option…', "✓ success · 1 text, 1 image"]);
-    expect(r.lines(120)).toEqual(['MCP everything › echo  message="hello world", times=3, tags=[2 items], options={1 key}', "✓ success · 1 text, 1 image"]);
+    expect(r.lines(80)).toEqual([
+      'MCP everything › echo  message="hello world", times=3, tags=[2 items], option…',
+      "✓ success · 1 text, 1 image",
+    ]);
+    expect(r.lines(120)).toEqual([
+      'MCP everything › echo  message="hello world", times=3, tags=[2 items], options={1 key}',
+      "✓ success · 1 text, 1 image",
+    ]);
     expect(r.lines(40)).toEqual(['MCP everything › echo  message="hello…', "✓ success · 1 text, 1 image"]);
   });
 
@@ -75,9 +105,15 @@ describe("a server tool row", () => {
     const long = "x".repeat(500);
     const many = Object.fromEntries(Array.from({ length: 60 }, (_, i) => [`k${i}`, i]));
     const r = row({ message: long, many });
-    r.update([{ type: "text", text: "line one\nline two" }, { type: "image", data: "A".repeat(400), mimeType: "image/png" }], {
-      structuredContent: { total: 3, items: [1, 2, 3] },
-    });
+    r.update(
+      [
+        { type: "text", text: "line one\nline two" },
+        { type: "image", data: "A".repeat(400), mimeType: "image/png" },
+      ],
+      {
+        structuredContent: { total: 3, items: [1, 2, 3] },
+      },
+    );
     const lines = r.lines(80, true);
     expect(lines).toContain("✓ success · 1 text, 1 image, structured content");
     expect(lines).toContain("arguments");
@@ -86,19 +122,31 @@ describe("a server tool row", () => {
     expect(lines.join("\n")).toContain("… (500 characters)");
     // 40 lines of arguments at most, then a note of what was left out.
     expect(lines.join("\n")).toMatch(/… \d+ more lines/);
-    expect(lines).toEqual(expect.arrayContaining(["output (model-visible)", "line one", "line two", "stored content", "image image/png, 300 B"]));
+    expect(lines).toEqual(
+      expect.arrayContaining(["output (model-visible)", "line one", "line two", "stored content", "image image/png, 300 B"]),
+    );
     expect(lines.some((line) => line.startsWith("structured content: object with 2 keys"))).toBe(true);
     for (const width of WIDTHS) r.lines(width, true);
   });
 
   it("partial: progress replaces the row's state line instead of adding lines", () => {
-    const r = row({ duration: 3, steps: 3 }, { tool: "trigger-long-running-operation", piName: "mcp__everything__trigger-long-running-operation" });
+    const r = row(
+      { duration: 3, steps: 3 },
+      { tool: "trigger-long-running-operation", piName: "mcp__everything__trigger-long-running-operation" },
+    );
     r.update([{ type: "text", text: "progress 1/3" }], { progress: { progress: 1, total: 3 } }, { partial: true });
     const first = r.lines(80);
     expect(first).toEqual(["MCP everything › trigger-long-running-operation  duration=3, steps=3", "… running · progress 1/3 (33%)"]);
-    r.update([{ type: "text", text: "progress 2/3: halfway" }], { progress: { progress: 2, total: 3, message: "halfway" } }, { partial: true });
+    r.update(
+      [{ type: "text", text: "progress 2/3: halfway" }],
+      { progress: { progress: 2, total: 3, message: "halfway" } },
+      { partial: true },
+    );
     const second = r.lines(80);
-    expect(second).toEqual(["MCP everything › trigger-long-running-operation  duration=3, steps=3", "… running · progress 2/3 (67%): halfway"]);
+    expect(second).toEqual([
+      "MCP everything › trigger-long-running-operation  duration=3, steps=3",
+      "… running · progress 2/3 (67%): halfway",
+    ]);
     expect(second.length).toBe(first.length);
     r.update([{ type: "text", text: "Long running operation completed." }]);
     expect(r.lines(80)).toEqual(["MCP everything › trigger-long-running-operation  duration=3, steps=3", "✓ success · 1 text"]);
@@ -109,7 +157,9 @@ describe("a server tool row", () => {
     r.update([{ type: "text", text: "everything/echo failed: MCP error -32603: boom\nsecond line" }], {}, { isError: true });
     expect(r.lines(80)).toEqual(['MCP everything › echo  message="x"', "✗ failure · everything/echo failed: MCP error -32603: boom"]);
     const expanded = r.lines(80, true);
-    expect(expanded).toEqual(expect.arrayContaining(["error (model-visible)", "everything/echo failed: MCP error -32603: boom", "second line"]));
+    expect(expanded).toEqual(
+      expect.arrayContaining(["error (model-visible)", "everything/echo failed: MCP error -32603: boom", "second line"]),
+    );
     for (const width of WIDTHS) r.lines(width, true);
   });
 
@@ -134,11 +184,20 @@ describe("a server tool row", () => {
 
   it("with an output-schema failure: a warning, and the failure shown expanded", () => {
     const r = row({}, { tool: "get-structured-content", piName: "mcp__everything__get-structured-content" });
-    r.update([{ type: "text", text: '[structured content]\n{"temperature": "hot"}' }, { type: "text", text: "[warning: structured content: /temperature must be number]" }], {
-      structuredContent: { temperature: "hot" },
-      outputSchemaError: "structured content: /temperature must be number",
-    });
-    expect(r.lines(80)).toEqual(["MCP everything › get-structured-content", "! warning · output-schema failure · 2 text, structured content"]);
+    r.update(
+      [
+        { type: "text", text: '[structured content]\n{"temperature": "hot"}' },
+        { type: "text", text: "[warning: structured content: /temperature must be number]" },
+      ],
+      {
+        structuredContent: { temperature: "hot" },
+        outputSchemaError: "structured content: /temperature must be number",
+      },
+    );
+    expect(r.lines(80)).toEqual([
+      "MCP everything › get-structured-content",
+      "! warning · output-schema failure · 2 text, structured content",
+    ]);
     const expanded = r.lines(80, true);
     expect(expanded).toEqual(expect.arrayContaining(["output schema failure", "structured content: /temperature must be number"]));
   });
@@ -147,13 +206,14 @@ describe("a server tool row", () => {
     const r = row({});
     const content = [{ type: "image", data: "iVBORw0KGgo=", mimeType: "image/png" }];
     r.update(content);
-    expect(r.lines(80)).toEqual(['MCP everything › echo', "✓ success · 1 image"]);
+    expect(r.lines(80)).toEqual(["MCP everything › echo", "✓ success · 1 image"]);
     expect(content).toEqual([{ type: "image", data: "iVBORw0KGgo=", mimeType: "image/png" }]);
   });
 
   it("strips terminal controls from names, arguments, results and errors; the result itself is untouched", () => {
     const hostile = "esc\u001b[31mred\u001b[0m";
-    const text = "red:\u001b[31mRED\u001b[0m osc:\u001b]0;owned-title\u0007 c1:\u009b1mBOLD\u009b0m nel:\u0085 bs:abc\b\b\bXYZ clear:\u001b[2J\u001b[H end";
+    const text =
+      "red:\u001b[31mRED\u001b[0m osc:\u001b]0;owned-title\u0007 c1:\u009b1mBOLD\u009b0m nel:\u0085 bs:abc\b\b\bXYZ clear:\u001b[2J\u001b[H end";
     const r = row({ note: "\u001b]0;title\u0007hi" }, { server: "names", tool: hostile, piName: "mcp__names__esc_31mred_0m" });
     const content = [{ type: "text", text }];
     r.update(content);
@@ -191,12 +251,20 @@ describe("a server tool row", () => {
 describe("a fixed resource tool row", () => {
   it("names the server and the MCP method, and counts what was listed", () => {
     const r = row({}, { piName: "list_mcp_resources", fixed: true });
-    r.update([{ type: "text", text: "everything: test://a\neverything: test://b\ndocs: file:///c" }], { resources: { everything: [{ uri: "test://a" }, { uri: "test://b" }], docs: [{ uri: "file:///c" }] } });
+    r.update([{ type: "text", text: "everything: test://a\neverything: test://b\ndocs: file:///c" }], {
+      resources: { everything: [{ uri: "test://a" }, { uri: "test://b" }], docs: [{ uri: "file:///c" }] },
+    });
     expect(r.lines(80)).toEqual(["MCP all servers › resources/list", "✓ success · 3 resources from 2 servers"]);
     expect(r.lines(80, true)).toEqual(expect.arrayContaining(["stored content", "docs: 1 resource", "everything: 2 resources"]));
     const read = row({ server: "everything", uri: "test://static/resource/1" }, { piName: "read_mcp_resource", fixed: true });
-    read.update([{ type: "text", text: "[resource test://static/resource/1 from everything, text/plain]\nhello" }], { server: "everything", uri: "test://static/resource/1" });
-    expect(read.lines(120)).toEqual(['MCP everything › resources/read  server="everything", uri="test://static/resource/1"', "✓ success · 1 text"]);
+    read.update([{ type: "text", text: "[resource test://static/resource/1 from everything, text/plain]\nhello" }], {
+      server: "everything",
+      uri: "test://static/resource/1",
+    });
+    expect(read.lines(120)).toEqual([
+      'MCP everything › resources/read  server="everything", uri="test://static/resource/1"',
+      "✓ success · 1 text",
+    ]);
   });
 });
 

@@ -19,19 +19,33 @@ afterEach(() => stopAllHosts());
 
 describe("/mcp status at 80 columns", () => {
   it("wraps long lines at a space with a hanging indent, keeping every word", () => {
-    const config = buildConfig({ "a-server-with-a-rather-long-name": fixtureServer("basic"), slow: fixtureServer("basic"), docs: fixtureServer("basic") });
+    const config = buildConfig({
+      "a-server-with-a-rather-long-name": fixtureServer("basic"),
+      slow: fixtureServer("basic"),
+      docs: fixtureServer("basic"),
+    });
     const now = Date.now();
     const cause = `the server said: ${Array.from({ length: 40 }, (_, i) => `word${i}`).join(" ")} and a path /a/b/c`;
     // (Statuses carry more fields than the report reads; `exposures` is counted per exposure.)
     const base = { attempts: 0, tools: 0, exposures: {} } as unknown as ConnectionStatus;
     const servers: ConnectionStatus[] = [
-      { ...base, name: "a-server-with-a-rather-long-name", state: "connected", tools: 12, protocolVersion: "2025-11-25", connectedAt: now - 5_000, reusedAt: now - 1_000 },
+      {
+        ...base,
+        name: "a-server-with-a-rather-long-name",
+        state: "connected",
+        tools: 12,
+        protocolVersion: "2025-11-25",
+        connectedAt: now - 5_000,
+        reusedAt: now - 1_000,
+      },
       { ...base, name: "slow", state: "retrying", attempts: 2, nextRetryAt: now + 3_000, cause },
       { ...base, name: "docs", state: "failed", attempts: 3, cause: "short cause" },
     ];
     const text = formatStatus(config, servers);
     expect(fits(text)).toBe(true);
-    expect(text).toContain("a-server-with-a-rather-long-name: connected, 12 tools, protocol 2025-11-25,\n  reused from an earlier session, connected 5 s ago");
+    expect(text).toContain(
+      "a-server-with-a-rather-long-name: connected, 12 tools, protocol 2025-11-25,\n  reused from an earlier session, connected 5 s ago",
+    );
     expect(text).toContain("slow: retrying, attempt 2, next retry in 3 s\n  cause: the server said: word0");
     expect(text.split("\n").filter((line) => line.startsWith("    word")).length).toBeGreaterThan(1); // the cause's continuation lines
     expect(text.replace(/\n\s+/g, " ")).toContain(`cause: ${cause}`);
@@ -39,7 +53,17 @@ describe("/mcp status at 80 columns", () => {
   });
 
   it("reports invalid settings separately from an empty configuration, wrapped", () => {
-    const invalid = { valid: false, issues: [{ path: "mcp.servers.remote-docs.auth.type", message: `must be "bearer", "none" or "oauth" (was "basic"), and this message goes on for a good while longer` }], servers: [], secrets: new Set() } as unknown as EffectiveConfig;
+    const invalid = {
+      valid: false,
+      issues: [
+        {
+          path: "mcp.servers.remote-docs.auth.type",
+          message: `must be "bearer", "none" or "oauth" (was "basic"), and this message goes on for a good while longer`,
+        },
+      ],
+      servers: [],
+      secrets: new Set(),
+    } as unknown as EffectiveConfig;
     const text = formatStatus(invalid, []);
     expect(text.split("\n")[0]).toBe("MCP is disabled: the settings are invalid.");
     expect(fits(text)).toBe(true);

@@ -15,7 +15,7 @@ import { FAUX_PROVIDER, makePiHome, NODE, PI_VERSIONS, REPO_ROOT, callThenRepeat
 import { freshClone, installPacked, packTarball, tarballFiles, type InstalledPackage } from "../helpers/package.ts";
 import { fixturePath } from "../helpers/servers.ts";
 import { buildCli, nodeBinary, projectPath, runProcess } from "../helpers/tmp.ts";
-import { HAS_TMUX, startPiTui } from "../helpers/tui.ts";
+import { startPiTui } from "../helpers/tui.ts";
 
 const MANIFEST = JSON.parse(readFileSync(join(REPO_ROOT, "package.json"), "utf8")) as { version: string };
 const PI_RANGE = ">=0.84.2 <1.7.0";
@@ -46,7 +46,18 @@ async function installedHome(): Promise<{ home: PiHome; installed: InstalledPack
 describe("the tarball", () => {
   it("ships the MIT LICENSE, the Pi entry at its root, the sources Pi loads and the built program", () => {
     const files = new Set(tarballFiles(tarball));
-    for (const file of ["LICENSE", "README.md", "package.json", "index.ts", "src/index.ts", "src/pi/extension.ts", "plugins/observer/pi.ts", "cli/commands/list.ts", "dist/cli/index.mjs", "dist/lib.mjs"]) {
+    for (const file of [
+      "LICENSE",
+      "README.md",
+      "package.json",
+      "index.ts",
+      "src/index.ts",
+      "src/pi/extension.ts",
+      "plugins/observer/pi.ts",
+      "cli/commands/list.ts",
+      "dist/cli/index.mjs",
+      "dist/lib.mjs",
+    ]) {
       expect(files.has(file), file).toBe(true);
     }
     expect(files.has("test/helpers/package.ts")).toBe(false);
@@ -76,7 +87,8 @@ describe("the tarball", () => {
     // Every Pi package the shipped sources import is a declared peer.
     const imported = new Set<string>();
     for (const file of tarballFiles(tarball).filter((name) => /\.(ts|mjs)$/.test(name))) {
-      for (const match of readFileSync(join(installed.dir, file), "utf8").matchAll(/from ["'](@earendil-works\/[^/"']+)/g)) imported.add(match[1]!);
+      for (const match of readFileSync(join(installed.dir, file), "utf8").matchAll(/from ["'](@earendil-works\/[^/"']+)/g))
+        imported.add(match[1]!);
     }
     expect([...imported].sort()).toEqual(Object.keys(manifest.peerDependencies).sort());
   });
@@ -112,7 +124,11 @@ describe("its pi-mcp program", () => {
     const list = await runProcess(installed.bins["pi-mcp"]!, ["list", "--json"], { cwd: home.cwd, env });
     expect(list.code, list.stderr).toBe(0);
     expect(JSON.parse(list.stdout).servers).toEqual([expect.objectContaining({ name: "basic", transport: "stdio" })]);
-    const npx = await runProcess("npx", ["--offline", "--prefix", installed.root, "pi-mcp", "test", "basic"], { cwd: home.cwd, env, timeoutMs: 60_000 });
+    const npx = await runProcess("npx", ["--offline", "--prefix", installed.root, "pi-mcp", "test", "basic"], {
+      cwd: home.cwd,
+      env,
+      timeoutMs: 60_000,
+    });
     expect(npx.code, npx.stderr).toBe(0);
     expect(npx.stdout).toMatch(/^✓ basic: fixture-basic/);
     // The same program file runs under the Node that runs the tests too.
@@ -121,11 +137,14 @@ describe("its pi-mcp program", () => {
   });
 });
 
-describe.skipIf(!HAS_TMUX)("in a real Pi TUI", () => {
+describe("in a real Pi TUI", () => {
   it("Pi lists the extension as pi-mcp; after /reload the earlier tool rows are drawn as pi-mcp draws rows; after the installed pi-mcp setup Pi starts without the built-in MCP warning", async () => {
     const { home, installed } = await installedHome();
     const script = join(home.home, "faux-script.json");
-    await writeFile(script, JSON.stringify([{ toolCall: { name: "mcp__basic__echo", arguments: { text: "before reload" } } }, { text: "done one" }]));
+    await writeFile(
+      script,
+      JSON.stringify([{ toolCall: { name: "mcp__basic__echo", arguments: { text: "before reload" } } }, { text: "done one" }]),
+    );
     const pi = await startPiTui({
       home,
       args: ["-e", FAUX_PROVIDER, "--provider", "faux", "--model", "faux-1"],
@@ -133,18 +152,24 @@ describe.skipIf(!HAS_TMUX)("in a real Pi TUI", () => {
     });
     try {
       // Pi's compact start-up list names each extension by its label: `pi-mcp`, never `src` or `pi-mcp:src`.
-      const start = await pi.waitFor("the list of loaded extensions", (shown) => /^\[Extensions\]\n {2}\S/m.test(shown) && shown.includes("MCP 1/1"), { timeoutMs: 60_000 });
+      const start = await pi.waitFor(
+        "the list of loaded extensions",
+        (shown) => /^\[Extensions\]\n {2}\S/m.test(shown) && shown.includes("MCP 1/1"),
+        { timeoutMs: 60_000 },
+      );
       const labels = /^\[Extensions\]\n {2}(.+)$/m.exec(start)![1]!.split(", ");
       expect(labels.sort()).toEqual(["faux-provider.ts", "pi-mcp"]);
       expect(start).toContain(BUILTIN_ISSUE);
 
       await pi.submit("please echo");
-      const row = "MCP basic › echo  text=\"before reload\"";
+      const row = 'MCP basic › echo  text="before reload"';
       let shown = await pi.waitFor("the echo row", (text) => text.includes("done one"));
       expect(shown).toContain(row);
 
       await pi.submit("/reload");
-      shown = await pi.waitFor("the reload to finish", (text) => text.includes("Reloaded") && text.includes("MCP 1/1"), { timeoutMs: 60_000 });
+      shown = await pi.waitFor("the reload to finish", (text) => text.includes("Reloaded") && text.includes("MCP 1/1"), {
+        timeoutMs: 60_000,
+      });
       // The row from before the reload, drawn by pi-mcp again (not Pi's default `mcp__basic__echo {…}`).
       shown = await pi.waitFor("the earlier row drawn by pi-mcp", (text) => text.includes(row));
       expect(shown).toMatch(/✓ success · 1 text/);
@@ -156,7 +181,11 @@ describe.skipIf(!HAS_TMUX)("in a real Pi TUI", () => {
       await pi.submit("/mcp list");
       await pi.waitFor("the list without the server", (text) => text.includes("No MCP servers are configured."));
       await pi.submit("/reload");
-      shown = await pi.waitFor("the second reload", (text) => text.includes("Reloaded") && !text.includes("No MCP servers are configured."), { timeoutMs: 60_000 });
+      shown = await pi.waitFor(
+        "the second reload",
+        (text) => text.includes("Reloaded") && !text.includes("No MCP servers are configured."),
+        { timeoutMs: 60_000 },
+      );
       shown = await pi.waitFor("the row of the removed server", (text) => text.includes(row));
       expect(shown).toMatch(/✓ success · 1 text/);
       expect(shown).not.toContain("mcp__basic__echo");
@@ -169,10 +198,23 @@ describe.skipIf(!HAS_TMUX)("in a real Pi TUI", () => {
     const setup = await runProcess(installed.bins["pi-mcp"]!, ["setup"], { cwd: home.cwd, env, timeoutMs: 60_000 });
     expect(setup.code, setup.stderr).toBe(0);
     // A server again, so that its footer says the host has started (after Pi's start-up warnings).
-    expect((await runProcess(installed.bins["pi-mcp"]!, ["add", "basic", "--", servers.basic.command, ...servers.basic.args], { cwd: home.cwd, env })).code).toBe(0);
-    const again = await startPiTui({ home, args: ["-e", FAUX_PROVIDER, "--provider", "faux", "--model", "faux-1"], env: { PI_MCP_FAUX_SCRIPT: script } });
+    expect(
+      (
+        await runProcess(installed.bins["pi-mcp"]!, ["add", "basic", "--", servers.basic.command, ...servers.basic.args], {
+          cwd: home.cwd,
+          env,
+        })
+      ).code,
+    ).toBe(0);
+    const again = await startPiTui({
+      home,
+      args: ["-e", FAUX_PROVIDER, "--provider", "faux", "--model", "faux-1"],
+      env: { PI_MCP_FAUX_SCRIPT: script },
+    });
     try {
-      const shown = await again.waitFor("the second start", (text) => /^\[Extensions\]\n {2}\S/m.test(text) && text.includes("MCP 1/1"), { timeoutMs: 60_000 });
+      const shown = await again.waitFor("the second start", (text) => /^\[Extensions\]\n {2}\S/m.test(text) && text.includes("MCP 1/1"), {
+        timeoutMs: 60_000,
+      });
       expect(/^\[Extensions\]\n {2}(.+)$/m.exec(shown)![1]!.split(", ").sort()).toEqual(["faux-provider.ts", "pi-mcp"]);
       expect(again.history()).not.toContain("[Extension issues]");
       expect(again.history()).not.toContain("builtin:mcp");

@@ -40,17 +40,39 @@ process.stdout.write(JSON.stringify({ edges, tools, factoryMs: performance.now()
 it("reading the catalog cache and registering its tools in the factory loads no arktype, no MCP SDK and no plugin", async () => {
   const agentDir = join(root, "agent");
   const cwd = join(root, "project");
-  const env = { PATH: process.env.PATH ?? "", HOME: root, PI_CODING_AGENT_DIR: agentDir, ENTRY: pathToFileURL(join(REPO_ROOT, "index.ts")).href };
+  const env = {
+    PATH: process.env.PATH ?? "",
+    HOME: root,
+    PI_CODING_AGENT_DIR: agentDir,
+    ENTRY: pathToFileURL(join(REPO_ROOT, "index.ts")).href,
+  };
   await Promise.all([mkdir(agentDir, { recursive: true }), mkdir(cwd, { recursive: true })]);
   await writeFile(join(agentDir, "settings.json"), JSON.stringify({ mcp: { servers: { srv: { command: "node", args: ["server.js"] } } } }));
   // What an earlier session with these settings recorded (no project settings: trusted or not, both fit).
-  const catalog = Array.from({ length: 500 }, (_, i): Tool => ({ name: `tool${i}`, inputSchema: { type: "object" } })).map((tool) => ({ tool, json: JSON.stringify(tool) }));
+  const catalog = Array.from({ length: 500 }, (_, i): Tool => ({ name: `tool${i}`, inputSchema: { type: "object" } })).map((tool) => ({
+    tool,
+    json: JSON.stringify(tool),
+  }));
   await new CatalogStore(agentDir).save({
     digest: settingsDigest({ agentDir, cwd, trusted: true, env }),
-    servers: [{ name: "srv", identity: "id", catalog, tools: catalog.map((entry) => ({ piName: `mcp__srv__${entry.tool.name}`, exposure: "direct" as const, ...entry })), counts: { tools: catalog.length } }],
+    servers: [
+      {
+        name: "srv",
+        identity: "id",
+        catalog,
+        tools: catalog.map((entry) => ({ piName: `mcp__srv__${entry.tool.name}`, exposure: "direct" as const, ...entry })),
+        counts: { tools: catalog.length },
+      },
+    ],
+    complete: true,
   });
 
-  const run = spawnSync(nodeBinary(), ["--no-warnings", "--input-type=module", "-e", PROBE], { cwd, env, encoding: "utf8", timeout: 60_000 });
+  const run = spawnSync(nodeBinary(), ["--no-warnings", "--input-type=module", "-e", PROBE], {
+    cwd,
+    env,
+    encoding: "utf8",
+    timeout: 60_000,
+  });
   expect(run.status, run.stderr).toBe(0);
   const { edges, tools, factoryMs } = JSON.parse(run.stdout) as { edges: [string, string][]; tools: string[]; factoryMs: number };
   expect(tools).toHaveLength(500);
@@ -66,7 +88,11 @@ it("reading the catalog cache and registering its tools in the factory loads no 
     if (url.includes("/node_modules/@earendil-works/")) continue;
     for (const [parent, child] of edges) if (parent === url) pending.push(child);
   }
-  const heavy = [...reached].filter((url) => /\/node_modules\/(arktype|@ark|@modelcontextprotocol|ajv|tapable)\/|\/plugins\/|\/src\/composition\.ts|\/src\/pi\/extension\.ts/.test(url));
+  const heavy = [...reached].filter((url) =>
+    /\/node_modules\/(arktype|@ark|@modelcontextprotocol|ajv|tapable)\/|\/plugins\/|\/src\/composition\.ts|\/src\/pi\/extension\.ts/.test(
+      url,
+    ),
+  );
   expect(heavy).toEqual([]);
   expect(reached.size).toBeGreaterThan(5); // the watch saw the entry's own modules
   process.stdout.write(`thin entry: ${reached.size} modules, factory with 500 cached tools ${factoryMs.toFixed(1)} ms\n`);

@@ -22,7 +22,10 @@ describe("paging", () => {
   }, 30_000);
 
   it("fails a server that repeats a pagination cursor instead of looping, retrying only as the policy allows", async () => {
-    const h = await startHost({ repeat: fixtureServer("many-tools", { FIXTURE_CURSOR: "repeat" }) }, { retry: { maxRetries: 1, initialDelayMs: 50 } });
+    const h = await startHost(
+      { repeat: fixtureServer("many-tools", { FIXTURE_CURSOR: "repeat" }) },
+      { retry: { maxRetries: 1, initialDelayMs: 50 } },
+    );
     const status = await h.waitForState("repeat", "failed", 30_000);
     expect(status.cause).toMatch(/repeated a pagination cursor/);
     expect(status.attempts).toBe(2);
@@ -35,7 +38,10 @@ describe("paging", () => {
   }, 20_000);
 
   it("stops an endless cursor chain at 1,000 pages with an error", async () => {
-    const h = await startHost({ endless: fixtureServer("many-tools", { FIXTURE_TOOLS: "10", FIXTURE_PAGE_SIZE: "10", FIXTURE_CURSOR: "endless" }) }, { retry: { maxRetries: 0 } });
+    const h = await startHost(
+      { endless: fixtureServer("many-tools", { FIXTURE_TOOLS: "10", FIXTURE_PAGE_SIZE: "10", FIXTURE_CURSOR: "endless" }) },
+      { retry: { maxRetries: 0 } },
+    );
     const status = await h.waitForState("endless", "failed", 25_000);
     expect(status.cause).toMatch(/more than 1000 pages/);
     expect(status.attempts).toBe(1);
@@ -74,9 +80,9 @@ describe("tool names", () => {
 
     const h = await startHost({ names: fixtureServer("names") });
     await h.waitForTools(7, { server: "names" });
-    const escape = [...h.sink.tools.values()].find((tool) => tool.tool.name.startsWith("esc"))!;
-    expect(escape.name).toMatch(NAME);
-    const out = await h.call(escape.name);
+    const escaping = [...h.sink.tools.values()].find((tool) => tool.tool.name.startsWith("esc"))!;
+    expect(escaping.name).toMatch(NAME);
+    const out = await h.call(escaping.name);
     expect(out.isError).toBe(false);
     expect(textOf(out)).toContain("RED");
     expect(textOf(out)).toMatch(/end$/);
@@ -94,10 +100,15 @@ describe("tool names across servers", () => {
     const gates = await mkdtemp(join(tmpdir(), "pi-mcp-gates-"));
     const gated = (server: string) => fixtureServer("witness", { FIXTURE_START_GATE: join(gates, server) });
     const h = await startHost({ "w.x": gated("w.x"), w_x: gated("w_x") });
-    const offeredBy = (server: string) => [...h.sink.tools.values()].filter((tool) => tool.server === server && h.sink.active.has(tool.name));
+    const offeredBy = (server: string) =>
+      [...h.sink.tools.values()].filter((tool) => tool.server === server && h.sink.active.has(tool.name));
     const connect = async (server: string) => {
       await writeFile(join(gates, server), "");
-      await h.waitUntil(() => offeredBy(server).length === WITNESS_TOOLS, 30_000, () => `${server}: ${offeredBy(server).length} tools`);
+      await h.waitUntil(
+        () => offeredBy(server).length === WITNESS_TOOLS,
+        30_000,
+        () => `${server}: ${offeredBy(server).length} tools`,
+      );
     };
     await connect(first);
     await connect(second);
@@ -118,7 +129,12 @@ describe("tool names across servers", () => {
   it("a server whose names nobody else could produce keeps them unsuffixed", async () => {
     const h = await startHost({ w: fixtureServer("witness"), "w.x": fixtureServer("witness") });
     await h.waitForTools(WITNESS_TOOLS, { server: "w" });
-    expect([...h.sink.active].filter((name) => name.startsWith("mcp__w__")).sort()).toEqual(["mcp__w__audio", "mcp__w__count", "mcp__w__hold", "mcp__w__restart"]);
+    expect([...h.sink.active].filter((name) => name.startsWith("mcp__w__")).sort()).toEqual([
+      "mcp__w__audio",
+      "mcp__w__count",
+      "mcp__w__hold",
+      "mcp__w__restart",
+    ]);
   });
 });
 
@@ -129,8 +145,11 @@ describe("without the tool-names plugin", () => {
     await h.host.flushTools();
     expect([...h.sink.active]).toEqual(["mcp__names__a_b"]);
     expect(textOf(await h.call("mcp__names__a_b"))).toBe('called "a_b"');
-    const log = h.host.connection("names")!.log.text();
-    for (const tool of ["a.b", "a/b", "a b"]) expect(log).toContain(`left out tool ${JSON.stringify(tool)}: its Pi name ${JSON.stringify(`mcp__names__${tool}`)} cannot be used (model providers accept no such tool name)`);
+    const log = h.host.server("names")!.log.text();
+    for (const tool of ["a.b", "a/b", "a b"])
+      expect(log).toContain(
+        `left out tool ${JSON.stringify(tool)}: its Pi name ${JSON.stringify(`mcp__names__${tool}`)} cannot be used (model providers accept no such tool name)`,
+      );
   });
 });
 
@@ -175,7 +194,13 @@ describe("tool filters", () => {
       onlyAdd: fixtureServer("basic", {}, { tools: { include: ["add"] } }),
       all: fixtureServer("basic"),
     });
-    for (const [server, count] of [["included", 1], ["excluded", 1], ["onlyAdd", 1], ["all", 3]] as const) await h.waitForTools(count, { server });
+    for (const [server, count] of [
+      ["included", 1],
+      ["excluded", 1],
+      ["onlyAdd", 1],
+      ["all", 3],
+    ] as const)
+      await h.waitForTools(count, { server });
     await h.host.flushTools();
     const of = (server: string) => [...h.sink.active].filter((name) => name.startsWith(`mcp__${server}__`)).sort();
     expect(of("included")).toEqual(["mcp__included__echo"]);

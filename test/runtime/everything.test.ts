@@ -36,7 +36,14 @@ describe.each(TRANSPORTS)("server-everything over $label", ({ mode, definition }
     expect(names.length).toBe(status.tools);
     expect(names.length).toBeGreaterThanOrEqual(12);
     for (const name of names) expect(name).toMatch(/^mcp__everything__[a-zA-Z0-9_-]+$/);
-    for (const name of ["echo", "get-sum", "get-tiny-image", "get-structured-content", "get-resource-links", "trigger-long-running-operation"]) {
+    for (const name of [
+      "echo",
+      "get-sum",
+      "get-tiny-image",
+      "get-structured-content",
+      "get-resource-links",
+      "trigger-long-running-operation",
+    ]) {
       expect(names).toContain(tool(name));
     }
   });
@@ -77,7 +84,11 @@ describe.each(TRANSPORTS)("server-everything over $label", ({ mode, definition }
 
   it("reports progress of trigger-long-running-operation", async () => {
     const updates: { progress: number; total?: number }[] = [];
-    const out = await h.call(tool("trigger-long-running-operation"), { duration: 0.6, steps: 3 }, { onProgress: (update) => updates.push(update) });
+    const out = await h.call(
+      tool("trigger-long-running-operation"),
+      { duration: 0.6, steps: 3 },
+      { onProgress: (update) => updates.push(update) },
+    );
     expect(textOf(out)).toContain("Long running operation completed");
     // The last notification may race the response (the SDK then drops it), so at least the first two arrive.
     expect(updates.length).toBeGreaterThanOrEqual(2);
@@ -87,7 +98,11 @@ describe.each(TRANSPORTS)("server-everything over $label", ({ mode, definition }
   it("cancels a call through its AbortSignal, and the next call still works", async () => {
     const controller = new AbortController();
     const started = Date.now();
-    const pending = h.call(tool("trigger-long-running-operation"), { duration: 20, steps: 40 }, { signal: controller.signal, onProgress: () => controller.abort() });
+    const pending = h.call(
+      tool("trigger-long-running-operation"),
+      { duration: 20, steps: 40 },
+      { signal: controller.signal, onProgress: () => controller.abort() },
+    );
     await expect(pending).rejects.toThrow(/cancelled/);
     expect(Date.now() - started).toBeLessThan(5_000);
     const echo = await h.call(tool("echo"), { message: "still here" });

@@ -23,7 +23,16 @@ const SECRET = "s3cr3t-Stderr-Value-77";
 /** A secret that URL encoding changes (space, @, +, =, non-ASCII) but that stays inside the URL part it is written in. */
 const URL_SECRET = "hunter2 p@ss+=é!";
 /** Every spelling of URL_SECRET an HTTP library or a server could quote (and the parts that tell it). */
-const URL_SECRET_SPELLINGS = [URL_SECRET, encodeURIComponent(URL_SECRET), encodeURI(URL_SECRET), "hunter2%20p", "hunter2+p", "p%40ss", "%C3%A9", "%c3%a9"];
+const URL_SECRET_SPELLINGS = [
+  URL_SECRET,
+  encodeURIComponent(URL_SECRET),
+  encodeURI(URL_SECRET),
+  "hunter2%20p",
+  "hunter2+p",
+  "p%40ss",
+  "%C3%A9",
+  "%c3%a9",
+];
 /** The server processes these tests start: `node -e …` scripts, fixtures, and programs in the test's folder. */
 const STARTED = /\s-e\s|test\/fixtures\/servers|pi-mcp-causes-/;
 // eslint-disable-next-line no-control-regex
@@ -57,7 +66,11 @@ async function tested(definitions: Record<string, unknown>, connectTimeoutMs = 8
 async function testRun(definitions: Record<string, unknown>, connectTimeoutMs = 8_000) {
   await writeFile(join(root, "agent", "settings.json"), JSON.stringify({ mcp: { connectTimeoutMs, servers: definitions } }));
   const env = { PATH: process.env.PATH ?? "", HOME: root, PI_CODING_AGENT_DIR: join(root, "agent"), CAUSE_SECRET: SECRET, URL_SECRET };
-  return runCommandLine(commandsFor("cli", runtimeCommands()), ["test", "--all", "--json"], cliCommandEnvironment(join(root, "project"), env, async () => createKernel()));
+  return runCommandLine(
+    commandsFor("cli", runtimeCommands()),
+    ["test", "--all", "--json"],
+    cliCommandEnvironment(join(root, "project"), env, async () => createKernel()),
+  );
 }
 
 /** A stdio server that runs `script` with Node. */
@@ -89,7 +102,9 @@ describe("a stdio server that exits while connecting", () => {
     const missing = join(root, "server.js");
     const result = await tested({ gone: { command: nodePath(), args: [missing] } });
     expect(result.gone!.ok).toBe(false);
-    expect(result.gone!.error).toMatch(/^the server process exited with code 1 while connecting; its last stderr lines: Error: Cannot find module '.*server\.js'/);
+    expect(result.gone!.error).toMatch(
+      /^the server process exited with code 1 while connecting; its last stderr lines: Error: Cannot find module '.*server\.js'/,
+    );
     expect(result.gone!.error).not.toMatch(/negotiation|probe/i);
     expect(childServers(STARTED)).toEqual([]);
   });
@@ -103,7 +118,9 @@ describe("a stdio server that exits while connecting", () => {
     ].join("\n");
     const result = await tested({ noisy: node(script, { environment: { TOKEN: "${CAUSE_SECRET}" } }) });
     const error = result.noisy!.error!;
-    expect(error).toMatch(/^the server process exited with code 3 while connecting; its last stderr line: Fatal: token ‹redacted› was refused/);
+    expect(error).toMatch(
+      /^the server process exited with code 3 while connecting; its last stderr line: Fatal: token ‹redacted› was refused/,
+    );
     expect(error).not.toContain(SECRET);
     expect(error).not.toMatch(CONTROLS);
     expect(error).not.toContain("someFrame");
@@ -114,16 +131,22 @@ describe("a stdio server that exits while connecting", () => {
 
   it("names the signal that ended a process killed while connecting", async () => {
     const result = await tested({ killed: node("console.error('about to go'); process.kill(process.pid, 'SIGKILL')") });
-    expect(result.killed!.error).toMatch(/^the server process was stopped by signal SIGKILL while connecting; its last stderr line: about to go$/);
+    expect(result.killed!.error).toMatch(
+      /^the server process was stopped by signal SIGKILL while connecting; its last stderr line: about to go$/,
+    );
   });
 
   it("shows the same cause in /mcp status and in the Attention Notice", async () => {
     const h = await startHost({ gone: { command: nodePath(), args: [join(root, "server.js")] } }, { retry: { maxRetries: 0 } });
     const status = await h.waitForState("gone", "failed");
-    expect(status.cause).toMatch(/^the server process exited with code 1 while connecting; its last stderr lines: Error: Cannot find module/);
+    expect(status.cause).toMatch(
+      /^the server process exited with code 1 while connecting; its last stderr lines: Error: Cannot find module/,
+    );
     expect(formatStatus(h.config, h.host.status()).replace(/\n {4}/g, " ")).toContain(`cause: ${status.cause!.slice(0, 60)}`);
     const [notice] = attentionNotices({ servers: new Map() }, h.config, h.host.status(), createRedactor(h.config.secrets));
-    expect(notice!.text).toContain(`MCP server "gone" failed: the server process exited with code 1 while connecting; its last stderr lines: Error: Cannot find module`);
+    expect(notice!.text).toContain(
+      `MCP server "gone" failed: the server process exited with code 1 while connecting; its last stderr lines: Error: Cannot find module`,
+    );
   });
 
   it("a server that exits after it connected is explained the same way", async () => {
@@ -138,13 +161,19 @@ describe("a stdio server that exits while connecting", () => {
 describe("a program that cannot be started", () => {
   it("says which program, and why", async () => {
     const result = await tested({ absent: { command: join(root, "no-such-server") } });
-    expect(result.absent!.error).toBe(`could not start ${JSON.stringify(join(root, "no-such-server"))}: no such program or folder (ENOENT)`);
+    expect(result.absent!.error).toBe(
+      `could not start ${JSON.stringify(join(root, "no-such-server"))}: no such program or folder (ENOENT)`,
+    );
   });
 });
 
 describe("remote servers", () => {
   it("a refused HTTP request shows the status code the server answered", async () => {
-    const result = await tested({ missing: { url: await answering(404) }, broken: { url: await answering(500) }, sse: { url: await answering(404), transport: "sse" } });
+    const result = await tested({
+      missing: { url: await answering(404) },
+      broken: { url: await answering(500) },
+      sse: { url: await answering(404), transport: "sse" },
+    });
     expect(result.missing!.error).toMatch(/^the server answered HTTP 404 Not Found/);
     expect(result.broken!.error).toMatch(/^the server answered HTTP 500 Internal Server Error/);
     expect(result.sse!.error).toMatch(/^the server answered HTTP 404 Not Found/);
@@ -152,7 +181,11 @@ describe("remote servers", () => {
 
   it("a network failure shows the error's own code and address instead of `fetch failed`", async () => {
     const port = await freePort();
-    const result = await tested({ http: { url: `http://127.0.0.1:${port}/mcp` }, sse: { url: `http://127.0.0.1:${port}/sse`, transport: "sse" }, blocked: { url: "http://127.0.0.1:1/mcp" } });
+    const result = await tested({
+      http: { url: `http://127.0.0.1:${port}/mcp` },
+      sse: { url: `http://127.0.0.1:${port}/sse`, transport: "sse" },
+      blocked: { url: "http://127.0.0.1:1/mcp" },
+    });
     expect(result.http!.error).toBe(`could not reach 127.0.0.1:${port}: ECONNREFUSED 127.0.0.1:${port}`);
     expect(result.sse!.error).toBe(`could not reach 127.0.0.1:${port}: ECONNREFUSED 127.0.0.1:${port}`);
     expect(result.blocked!.error).toMatch(/^could not reach 127\.0\.0\.1:1: fetch refuses this port/);
@@ -162,7 +195,8 @@ describe("remote servers", () => {
 
 describe("a connect timeout", () => {
   it("says what the server was doing last and that connectTimeoutMs raises the limit", async () => {
-    const script = "console.error('npm WARN exec The following package was not found and will be installed: @acme/slow-server'); setInterval(() => {}, 1000)";
+    const script =
+      "console.error('npm WARN exec The following package was not found and will be installed: @acme/slow-server'); setInterval(() => {}, 1000)";
     const result = await tested({ slow: node(script) }, 600);
     expect(result.slow!.error).toBe(
       "connecting took longer than 600 ms (connectTimeoutMs) while waiting for the server process to answer the protocol handshake; " +
@@ -176,7 +210,10 @@ describe("a connect timeout", () => {
 describe("/mcp logs", () => {
   it("separates connection attempts with a line carrying the attempt number and a time", async () => {
     const before = Date.now();
-    const h = await startHost({ flaky: node("console.error('starting, pid ' + process.pid); process.exit(2)") }, { retry: { maxRetries: 2, initialDelayMs: 20 } });
+    const h = await startHost(
+      { flaky: node("console.error('starting, pid ' + process.pid); process.exit(2)") },
+      { retry: { maxRetries: 2, initialDelayMs: 20 } },
+    );
     await h.waitForState("flaky", "failed");
     const logs = h.host.kernelInstance.commands.find((command) => command.name === "logs")!;
     const { output } = await logs.run({ positionals: ["flaky"], options: {}, rest: undefined }, piEnvironment(h));
@@ -204,7 +241,9 @@ describe("secrets in causes", () => {
     expect(causes[0]).toMatch(/^the server answered HTTP 404 Not Found \(.*POST \/mcp\/‹redacted› /);
     expect(causes[1]).toMatch(/^the server answered HTTP 404 Not Found \(.*POST \/mcp\?key=‹redacted› /);
     // Credentials in a URL's user info are refused as settings (fetch never sends them); the refusal quotes no form of them.
-    const userinfo = await testRun({ userinfo: { url: `http://user:\${URL_SECRET}@127.0.0.1:${await freePort()}/mcp`, auth: { type: "none" } } });
+    const userinfo = await testRun({
+      userinfo: { url: `http://user:\${URL_SECRET}@127.0.0.1:${await freePort()}/mcp`, auth: { type: "none" } },
+    });
     expect(userinfo.exitCode).not.toBe(0);
     expect(userinfo.output).toContain("mcp.servers.userinfo.url: must not hold user:password@");
     causes.push(userinfo.output);
@@ -214,7 +253,11 @@ describe("secrets in causes", () => {
   it("credentials written literally (a header value, the token after its scheme, a URL's password) are redacted like expanded ones", async () => {
     const echoing = await answering(404, true);
     const result = await tested({
-      header: { url: echoing, headers: { Authorization: "Bearer literal-token-xyz", "X-Api-Key": "literal-key-123" }, auth: { type: "none" } },
+      header: {
+        url: echoing,
+        headers: { Authorization: "Bearer literal-token-xyz", "X-Api-Key": "literal-key-123" },
+        auth: { type: "none" },
+      },
     });
     expect(result.header!.error).toMatch(/^the server answered HTTP 404/);
     // Values HTTP cannot send are refused as settings, named by path, never quoted.
@@ -225,7 +268,8 @@ describe("secrets in causes", () => {
     expect(refused.output).toContain("mcp.servers.broken.headers.X-Key: must not contain a line break or NUL (U+000A)");
     expect(refused.output).toContain("mcp.servers.password.url: must not hold user:password@");
     const text = JSON.stringify(result) + refused.output;
-    for (const literal of ["literal-token-xyz", "literal-key-123", "literal-secret", "literal%20pw%40x", "literal pw@x"]) expect(text).not.toContain(literal);
+    for (const literal of ["literal-token-xyz", "literal-key-123", "literal-secret", "literal%20pw%40x", "literal pw@x"])
+      expect(text).not.toContain(literal);
     expect(result.header!.error).toContain("‹redacted›");
   });
 
@@ -237,7 +281,10 @@ describe("secrets in causes", () => {
       "  if (m.method === 'initialize') process.stdout.write(JSON.stringify({ jsonrpc: '2.0', id: m.id, error: { code: -32603, message: 'init refused' } }) + '\\n'); } });",
       "process.stdin.on('end', () => process.exit(0));",
     ].join("\n");
-    const h = await startHost({ split: node(script, { environment: { S: "${CAUSE_SECRET}" } }) }, { retry: { maxRetries: 1, initialDelayMs: 20 }, env: { ...process.env, CAUSE_SECRET: SECRET } });
+    const h = await startHost(
+      { split: node(script, { environment: { S: "${CAUSE_SECRET}" } }) },
+      { retry: { maxRetries: 1, initialDelayMs: 20 }, env: { ...process.env, CAUSE_SECRET: SECRET } },
+    );
     const status = await h.waitForState("split", "failed");
     expect(status.cause).toContain("init refused");
     expect(status.cause).not.toContain(SECRET.slice(0, 4));
@@ -253,7 +300,10 @@ describe("secrets in causes", () => {
       "const s = process.env.S; process.stderr.write('first ' + s.slice(0, 9));",
       "setImmediate(() => process.stderr.write(s.slice(9) + ' rest\\n', () => process.exit(4)));",
     ].join("\n");
-    const h = await startHost({ halves: node(script, { environment: { S: "${CAUSE_SECRET}" } }) }, { retry: { maxRetries: 0 }, env: { ...process.env, CAUSE_SECRET: SECRET } });
+    const h = await startHost(
+      { halves: node(script, { environment: { S: "${CAUSE_SECRET}" } }) },
+      { retry: { maxRetries: 0 }, env: { ...process.env, CAUSE_SECRET: SECRET } },
+    );
     const status = await h.waitForState("halves", "failed");
     expect(status.cause).toMatch(/exited with code 4 while connecting; its last stderr line: first ‹redacted› rest$/);
     const logs = h.host.kernelInstance.commands.find((command) => command.name === "logs")!;
@@ -275,10 +325,11 @@ describe("causes in plain words, without the protocol probe's jargon", () => {
   });
 
   it("an unusable reply, a 2xx that is not an event stream, a TLS URL on a plain port and an HTML error page each read as what happened", async () => {
-    const html = "<!DOCTYPE html>\n<html><head><title>Sign in</title></head>\n<body>" + "x".repeat(2_000) + "</body></html>";
+    const html = `<!DOCTYPE html>\n<html><head><title>Sign in</title></head>\n<body>${"x".repeat(2_000)}</body></html>`;
     const url = await serving((request, response) => {
       if (request.url === "/garbage") return response.writeHead(200, { "content-type": "application/json" }).end("not json at all");
-      if (request.url === "/sse-html") return response.writeHead(200, { "content-type": "text/html" }).end("<html><body>Login</body></html>");
+      if (request.url === "/sse-html")
+        return response.writeHead(200, { "content-type": "text/html" }).end("<html><body>Login</body></html>");
       response.writeHead(404, { "content-type": "text/html" }).end(html);
     });
     const base = url.replace(/\/mcp$/, "");
@@ -295,7 +346,9 @@ describe("causes in plain words, without the protocol probe's jargon", () => {
     }
     expect(result.garbage!.error).toMatch(/^the server answered with an unusable reply/);
     expect(result.sseHtml!.error).not.toMatch(/HTTP 200/);
-    expect(result.sseHtml!.error).toMatch(/^the URL answered, but not with an event stream \(.*content type.*\): is it the server's SSE endpoint\?$/);
+    expect(result.sseHtml!.error).toMatch(
+      /^the URL answered, but not with an event stream \(.*content type.*\): is it the server's SSE endpoint\?$/,
+    );
     expect(result.tls!.error).toMatch(/the TLS handshake failed \(ERR_SSL_[A-Z_]+\): is it a plain http:\/\/ server\?/);
     expect(result.page!.error).toMatch(/^the server answered HTTP 404 Not Found \(.*\(an HTML page\)\)/);
     expect(result.page!.error).not.toContain("xxxx");

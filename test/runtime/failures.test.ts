@@ -22,7 +22,10 @@ async function tempFile(name: string): Promise<string> {
 describe("a server that crashes mid-call", () => {
   it("fails that call with a lost-connection error, restarts by the retry policy, and the next call works", async () => {
     const startLog = await tempFile("starts.log");
-    const h = await startHost({ crash: fixtureServer("crash", { FIXTURE_START_LOG: startLog }) }, { retry: { maxRetries: 2, initialDelayMs: 50 } });
+    const h = await startHost(
+      { crash: fixtureServer("crash", { FIXTURE_START_LOG: startLog }) },
+      { retry: { maxRetries: 2, initialDelayMs: 50 } },
+    );
     await h.waitForTools(2, { server: "crash" });
     const firstPid = h.status("crash").pid;
     expect(textOf(await h.call("mcp__crash__ok"))).toBe("ok");
@@ -44,7 +47,10 @@ describe("a server that exits during startup", () => {
   it("is retried by the policy like any other startup failure, then ends failed", async () => {
     const startLog = await tempFile("starts.log");
     const script = "require('node:fs').appendFileSync(process.env.START_LOG, process.pid + '\\n'); process.exit(3)";
-    const h = await startHost({ dies: { command: nodePath(), args: ["-e", script], environment: { START_LOG: startLog } } }, { retry: { maxRetries: 2, initialDelayMs: 50 } });
+    const h = await startHost(
+      { dies: { command: nodePath(), args: ["-e", script], environment: { START_LOG: startLog } } },
+      { retry: { maxRetries: 2, initialDelayMs: 50 } },
+    );
     const status = await h.waitForState("dies", "failed", 30_000);
     // Two retries and no more: nothing is left pending that could start a fourth attempt.
     expect(h.states("dies")).toEqual(["connecting", "retrying", "connecting", "retrying", "connecting", "failed"]);
@@ -102,14 +108,17 @@ describe("a server that hangs", () => {
 });
 
 describe("protocol eras", () => {
-  it.each(["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"])("connects a 2025-era server that speaks only %s and reports that version", async (version) => {
-    const h = await startHost({ era: fixtureServer("era-2025", { FIXTURE_PROTOCOL: version }) });
-    const status = await h.waitForState("era", "connected");
-    expect(status.protocolVersion).toBe(version);
-    await h.waitForTools(2, { server: "era" });
-    expect(textOf(await h.call("mcp__era__version"))).toContain(version);
-    expect(textOf(await h.call("mcp__era__echo", { text: "legacy" }))).toBe("legacy");
-  });
+  it.each(["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"])(
+    "connects a 2025-era server that speaks only %s and reports that version",
+    async (version) => {
+      const h = await startHost({ era: fixtureServer("era-2025", { FIXTURE_PROTOCOL: version }) });
+      const status = await h.waitForState("era", "connected");
+      expect(status.protocolVersion).toBe(version);
+      await h.waitForTools(2, { server: "era" });
+      expect(textOf(await h.call("mcp__era__version"))).toContain(version);
+      expect(textOf(await h.call("mcp__era__echo", { text: "legacy" }))).toBe("legacy");
+    },
+  );
 
   it("connects a server that speaks only 2026-07-28", async () => {
     const h = await startHost({ modern: fixtureServer("era-2026") });
@@ -120,7 +129,10 @@ describe("protocol eras", () => {
   });
 
   it("fails an unsupported protocol version without retrying", async () => {
-    const h = await startHost({ ancient: fixtureServer("era-2025", { FIXTURE_PROTOCOL: "2023-01-01" }) }, { retry: { maxRetries: 3, initialDelayMs: 50 } });
+    const h = await startHost(
+      { ancient: fixtureServer("era-2025", { FIXTURE_PROTOCOL: "2023-01-01" }) },
+      { retry: { maxRetries: 3, initialDelayMs: 50 } },
+    );
     const status = await h.waitForState("ancient", "failed");
     expect(status.attempts).toBe(1);
     expect(status.cause).toMatch(/2023-01-01|not supported/);

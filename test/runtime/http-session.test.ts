@@ -37,7 +37,11 @@ it("recovers an expired HTTP session transparently: the next call succeeds over 
 
   expect(textOf(await h.call("mcp__remote__forget"))).toBe("forgetting");
   // The fixture drops its sessions once its answer is written.
-  await eventually(async () => ((await stats()).sessions === 0 ? true : undefined), 30_000, () => "the fixture still holds its session");
+  await eventually(
+    async () => ((await stats()).sessions === 0 ? true : undefined),
+    30_000,
+    () => "the fixture still holds its session",
+  );
 
   expect(textOf(await h.call("mcp__remote__echo", { text: "after" }))).toBe("after");
   const after = await stats();
@@ -70,7 +74,10 @@ it("recovers when the server drops every session out of band (POST /drop-session
 it("sends configured headers and the bearer token, expanded from the environment, on every request", async () => {
   server = await startHttpFixture("http-basic");
   const env = { ...process.env, WORKSPACE_ID: "ws-4242", MCP_TOKEN: "token-e2e-9d8c7b" };
-  const h = await startHost({ remote: { url: server.url, headers: { "X-Workspace": "${WORKSPACE_ID}" }, auth: { type: "bearer", token: "${MCP_TOKEN}" } } }, { env });
+  const h = await startHost(
+    { remote: { url: server.url, headers: { "X-Workspace": "${WORKSPACE_ID}" }, auth: { type: "bearer", token: "${MCP_TOKEN}" } } },
+    { env },
+  );
   await h.waitForTools(2, { server: "remote" });
   expect(textOf(await h.call("mcp__remote__echo", { text: "with headers" }))).toBe("with headers");
   const headers = (await (await fetch(`${server.baseUrl}/last-headers`)).json()) as Record<string, string>;

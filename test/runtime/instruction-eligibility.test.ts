@@ -29,7 +29,11 @@ interface Sample {
  * after every sink call, and on every event-loop turn while `running`, so the
  * 50 ms between a catalog change and its synchronization is seen.
  */
-function sampler(h: TestHost, inSnapshot: () => boolean, toolsActive: () => boolean): { samples: Sample[]; take(when: string): void; stop(): void } {
+function sampler(
+  h: TestHost,
+  inSnapshot: () => boolean,
+  toolsActive: () => boolean,
+): { samples: Sample[]; take(when: string): void; stop(): void } {
   const samples: Sample[] = [];
   let running = true;
   const take = (when: string) => samples.push({ when, inSnapshot: inSnapshot(), toolsActive: toolsActive() });
@@ -66,7 +70,7 @@ it("a server's instructions join the snapshot as its tools reach Pi and leave wi
       events: {
         statusChanged: () => {
           watch?.take("status");
-          states.push({ state: h.host.connection("w")!.state, ...watch!.samples.at(-1)! });
+          states.push({ state: h.host.server("w")!.state, ...watch!.samples.at(-1)! });
         },
       },
     },
@@ -81,7 +85,11 @@ it("a server's instructions join the snapshot as its tools reach Pi and leave wi
   await writeFile(fail, ""); // the server will not come back
   await h.call("mcp__w__restart", {});
   await h.waitForState("w", "failed");
-  await until(() => !toolsActive(), 30_000, () => "the tools were never deactivated");
+  await until(
+    () => !toolsActive(),
+    30_000,
+    () => "the tools were never deactivated",
+  );
   watch.stop();
 
   // While the connection was down but its tools not yet deactivated, the instructions stayed.
@@ -105,7 +113,11 @@ it("the exposure line follows the completed sync: a deferred tool the server wit
   expect(inSnapshot()).toBe(true);
 
   await h.call("mcp__churn__churn", { count: 1 }); // gen_0 becomes gen_1, which is direct
-  await until(() => !toolsActive() && h.sink.active.has("mcp__churn__gen_1"), 30_000, () => [...h.sink.active].join(", "));
+  await until(
+    () => !toolsActive() && h.sink.active.has("mcp__churn__gen_1"),
+    30_000,
+    () => [...h.sink.active].join(", "),
+  );
   watch.stop();
   expect(inSnapshot()).toBe(false);
   expect(watch.samples.filter((sample) => sample.inSnapshot !== sample.toolsActive)).toEqual([]);

@@ -16,7 +16,7 @@ it("a tool whose definition is flat but whose description holds 3,000 brackets i
 
 it("large structured content broken into lines after commas keeps every string whole: commas and brackets inside strings stay", () => {
   // Deep enough that indenting would more than double it, so the compact text is broken after commas.
-  let value: Record<string, unknown> = { text: "one, two, {three}, [four], \"five, six\"" };
+  let value: Record<string, unknown> = { text: 'one, two, {three}, [four], "five, six"' };
   for (let level = 0; level < 400; level++) value = { [`key, ${level}`]: value, note: "a, b, [c], {d}" };
   const text = printJson(value);
   expect(text).not.toContain("\n  "); // the broken compact form, not the indented one

@@ -13,7 +13,7 @@ it("connects an added server and closes a removed one without touching the other
   const next = buildConfig({ keep: fixtureServer("basic"), added: fixtureServer("basic") });
   await h.host.applyConfig(next, createRedactor(next.secrets));
   await h.waitForState("added", "connected");
-  expect(h.host.connection("drop")).toBeUndefined();
+  expect(h.host.server("drop")).toBeUndefined();
   expect(h.status("keep").pid).toBe(keepPid);
   await h.waitUntil(() => !h.sink.active.has("mcp__drop__echo") && h.sink.active.has("mcp__added__echo"));
   expect(h.sink.active.has("mcp__keep__echo")).toBe(true);
@@ -25,7 +25,7 @@ it("disconnects a server that was disabled and deactivates its tools", async () 
   const next = buildConfig({ one: fixtureServer("basic", {}, { enabled: false }) });
   await h.host.applyConfig(next, createRedactor(next.secrets));
   await h.waitUntil(() => h.sink.active.size === 0);
-  expect(h.host.connection("one")?.state).toBe("disabled");
+  expect(h.host.server("one")?.state).toBe("disabled");
 });
 
 it("kills a server that ignores shutdown once the budget is spent", async () => {

@@ -16,7 +16,8 @@ async function start(server: Promise<RunningServer>): Promise<RunningServer> {
   return running;
 }
 
-const SAYS_SO = /does not accept Streamable HTTP \(HTTP 40[45]\); pi-mcp never falls back to legacy SSE: if this is an SSE server, set "transport": "sse"/;
+const SAYS_SO =
+  /does not accept Streamable HTTP \(HTTP 40[45]\); pi-mcp never falls back to legacy SSE: if this is an SSE server, set "transport": "sse"/;
 
 it("an http definition pointed at an SSE-only endpoint fails, says it does not fall back, and never opens an event stream there", async () => {
   const sse = await start(startHttpFixture("sse-only"));

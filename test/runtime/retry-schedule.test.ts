@@ -42,12 +42,15 @@ async function watchedHost(fail: string): Promise<{ h: TestHost; transitions: Tr
   const transitions: Transition[] = [];
   let h: TestHost | undefined;
   const record = () => {
-    const status = h?.host.connection("w")?.status();
+    const status = h?.host.server("w")?.status();
     const last = transitions.at(-1);
     if (!status || (last?.state === status.state && last.nextRetryAt === status.nextRetryAt)) return;
     transitions.push({ state: status.state, at: Date.now(), ...(status.nextRetryAt !== undefined && { nextRetryAt: status.nextRetryAt }) });
   };
-  h = await startHost({ w: fixtureServer("witness", { FIXTURE_EVENTS: events, FIXTURE_FAIL_WHILE: fail }) }, { retry: POLICY, events: { statusChanged: record }, start: false });
+  h = await startHost(
+    { w: fixtureServer("witness", { FIXTURE_EVENTS: events, FIXTURE_FAIL_WHILE: fail }) },
+    { retry: POLICY, events: { statusChanged: record }, start: false },
+  );
   h.host.start();
   const refusedAt = async () => (await fixtureEvents(events)).filter((event) => event.event === "refused").map((event) => event.at);
   return { h, transitions, refusedAt };
@@ -109,6 +112,10 @@ it("an unexpected close retries on the same schedule, starting again from the in
   await h.waitForState("w", "connected");
   const reconnected = transitions.length;
   await h.call("mcp__w__restart", {});
-  await until(() => transitions.slice(reconnected).some((transition) => transition.state === "connected"), 30_000, () => JSON.stringify(transitions.slice(reconnected)));
+  await until(
+    () => transitions.slice(reconnected).some((transition) => transition.state === "connected"),
+    30_000,
+    () => JSON.stringify(transitions.slice(reconnected)),
+  );
   expectSchedule(transitions.slice(reconnected), [SCHEDULE[0]!]);
 });

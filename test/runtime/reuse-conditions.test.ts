@@ -87,6 +87,11 @@ describe("timeouts", () => {
 
   it("the same timeouts reuse the connection", async () => {
     const cwd = await folder("project");
-    expect(await handOver({ cwd, connectTimeoutMs: 5_000, requestTimeoutMs: 10_000 }, { cwd, connectTimeoutMs: 5_000, requestTimeoutMs: 10_000 })).toBe(true);
+    expect(
+      await handOver(
+        { cwd, connectTimeoutMs: 5_000, requestTimeoutMs: 10_000 },
+        { cwd, connectTimeoutMs: 5_000, requestTimeoutMs: 10_000 },
+      ),
+    ).toBe(true);
   });
 });

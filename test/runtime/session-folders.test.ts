@@ -121,7 +121,9 @@ async function holder(id: string, file: string | undefined): Promise<ChildProces
      process.stdout.write("claimed\\n");
      setInterval(() => {}, 1000);`,
   );
-  const child = spawn(nodeBinary(), ["--experimental-transform-types", "--no-warnings", script, root, id, file ?? ""], { stdio: ["ignore", "pipe", "pipe"] });
+  const child = spawn(nodeBinary(), ["--experimental-transform-types", "--no-warnings", script, root, id, file ?? ""], {
+    stdio: ["ignore", "pipe", "pipe"],
+  });
   children.push(child);
   let stderr = "";
   child.stderr!.setEncoding("utf8").on("data", (chunk: string) => (stderr += chunk));
@@ -232,10 +234,17 @@ describe("sweeping when due", () => {
        process.stdout.write("ready\\n");`,
     );
     const run = () => {
-      const child = spawn(nodeBinary(), ["--experimental-transform-types", "--no-warnings", script, root], { stdio: ["pipe", "pipe", "inherit"] });
+      const child = spawn(nodeBinary(), ["--experimental-transform-types", "--no-warnings", script, root], {
+        stdio: ["pipe", "pipe", "inherit"],
+      });
       children.push(child);
       let out = "";
-      const ready = new Promise<void>((resolve) => child.stdout!.setEncoding("utf8").on("data", (chunk: string) => ((out += chunk), out.includes("ready") && resolve())));
+      const ready = new Promise<void>((resolve) =>
+        child.stdout!.setEncoding("utf8").on("data", (chunk: string) => {
+          out += chunk;
+          if (out.includes("ready")) resolve();
+        }),
+      );
       const done = new Promise<unknown>((resolve) => child.on("exit", () => resolve(JSON.parse(out.split("\n")[1]!))));
       return { child, ready, done };
     };
@@ -274,7 +283,9 @@ describe("a Pi process's session folders", () => {
        await folders.claim(process.argv[2], "saved", process.argv[3]);
        process.exit(0);`,
     );
-    const child = spawn(nodeBinary(), ["--experimental-transform-types", "--no-warnings", script, sandbox.agentDir, sessionFile], { stdio: "inherit" });
+    const child = spawn(nodeBinary(), ["--experimental-transform-types", "--no-warnings", script, sandbox.agentDir, sessionFile], {
+      stdio: "inherit",
+    });
     expect(await new Promise((resolve) => child.on("exit", resolve))).toBe(0);
     expect(await present()).toEqual(["saved"]);
   });

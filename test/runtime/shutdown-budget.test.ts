@@ -48,7 +48,11 @@ it("a server whose close never finishes is killed once the 5,000 ms budget is sp
   expect((await events(log)).sort()).toEqual(["sigterm", "start", "stdin-end"]);
   expect(took).toBeGreaterThanOrEqual(BUDGET_MS - 5);
   expect(took).toBeLessThan(BUDGET_MS + MARGIN_MS);
-  await until(() => !isAlive(pid), 30_000, () => `server ${pid} survived the budget`);
+  await until(
+    () => !isAlive(pid),
+    30_000,
+    () => `server ${pid} survived the budget`,
+  );
 }, 20_000);
 
 it("with the SDK's own stdio transport a server ignoring stdin and SIGTERM is dead within the budget", async () => {
@@ -58,7 +62,11 @@ it("with the SDK's own stdio transport a server ignoring stdin and SIGTERM is de
   const pid = h.status("stubborn").pid!;
   const started = performance.now();
   await h.host.shutdown();
-  await until(() => !isAlive(pid), BUDGET_MS + MARGIN_MS, () => `server ${pid} is still alive`);
+  await until(
+    () => !isAlive(pid),
+    BUDGET_MS + MARGIN_MS,
+    () => `server ${pid} is still alive`,
+  );
   expect(performance.now() - started).toBeLessThan(BUDGET_MS + MARGIN_MS);
   expect(await events(log)).toEqual(["start", "stdin-end", "sigterm"]);
 }, 20_000);

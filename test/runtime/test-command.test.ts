@@ -29,7 +29,10 @@ afterEach(async () => {
 });
 
 async function runTest(argv: string[], servers: Record<string, unknown>, kernelOptions: KernelOptions = {}) {
-  await writeFile(join(root, "agent", "settings.json"), JSON.stringify({ mcp: { connectTimeoutMs: 8_000, requestTimeoutMs: 8_000, retry: { maxRetries: 2, initialDelayMs: 50 }, servers } }));
+  await writeFile(
+    join(root, "agent", "settings.json"),
+    JSON.stringify({ mcp: { connectTimeoutMs: 8_000, requestTimeoutMs: 8_000, retry: { maxRetries: 2, initialDelayMs: 50 }, servers } }),
+  );
   const env = { PATH: process.env.PATH ?? "", HOME: root, PI_CODING_AGENT_DIR: join(root, "agent"), PI_MCP_TEST_SECRET: SECRET };
   const environment = cliCommandEnvironment(join(root, "project"), env, async () => createKernel(kernelOptions));
   const result = await runCommandLine(commandsFor("cli", runtimeCommands()), argv, environment);
@@ -62,7 +65,16 @@ it("fires the host's lifecycle hooks as Pi does: hostStart before any server con
     apply(kernel) {
       kernel.hooks.hostStart.tap("test-lifecycle", (host) => void seen.push(`hostStart ${host.server("everything")?.state}`));
       kernel.hooks.serverConnected.tap("test-lifecycle", (connection) => void seen.push(`serverConnected ${connection.server.name}`));
-      kernel.hooks.hostShutdown.tapPromise("test-lifecycle", async (host) => void seen.push(`hostShutdown ${host.status().map((status) => status.state).join(",")}`));
+      kernel.hooks.hostShutdown.tapPromise(
+        "test-lifecycle",
+        async (host) =>
+          void seen.push(
+            `hostShutdown ${host
+              .status()
+              .map((status) => status.state)
+              .join(",")}`,
+          ),
+      );
     },
   };
   const result = await runTest(["test", "everything", "--json"], { everything: everythingStdio() }, { plugins: [recorder] });
@@ -85,7 +97,10 @@ it("declares what Pi declares: server-everything offers test as many tools as a 
 it("reports a failing server as ok:false with a clean error and exit code 1, never showing a secret", async () => {
   const result = await runTest(["test", "--all", "--json"], {
     // The secret is in the command itself, so the spawn error would carry it verbatim.
-    spawnFails: { command: "/nonexistent/\u001b[31mred\u001b]0;title\u0007\u009b1m-${PI_MCP_TEST_SECRET}/server", args: ["--token", "${PI_MCP_TEST_SECRET}"] },
+    spawnFails: {
+      command: "/nonexistent/\u001b[31mred\u001b]0;title\u0007\u009b1m-${PI_MCP_TEST_SECRET}/server",
+      args: ["--token", "${PI_MCP_TEST_SECRET}"],
+    },
     // The secret is in the arguments of a process that exits at once.
     exitsAtOnce: { command: nodePath(), args: ["-e", "process.exit(3)", "--", "--token=${PI_MCP_TEST_SECRET}"] },
   });
@@ -124,7 +139,9 @@ it("reports a server masked by the project settings as not testable instead of f
   await writeFile(join(root, "project", ".pi", "settings.json"), JSON.stringify({ mcp: { servers: { everything: null } } }));
   const result = await runTest(["test", "everything", "-a", "--json"], { everything: everythingStdio() });
   expect(result.exitCode).toBe(1);
-  expect(result.servers).toEqual([expect.objectContaining({ name: "everything", ok: false, error: expect.stringMatching(/^masked by the project settings/) })]);
+  expect(result.servers).toEqual([
+    expect.objectContaining({ name: "everything", ok: false, error: expect.stringMatching(/^masked by the project settings/) }),
+  ]);
   expect(childServers()).toEqual([]);
 });
 

@@ -64,11 +64,23 @@ describe("scripts/import-graph.mjs", () => {
   });
 
   it.each([
-    ["import type", `import type { B } from "./b.ts";\nexport type A = B;\n`, `import type { A } from "./a.ts";\nexport type B = { a?: A };\n`],
+    [
+      "import type",
+      `import type { B } from "./b.ts";\nexport type A = B;\n`,
+      `import type { A } from "./a.ts";\nexport type B = { a?: A };\n`,
+    ],
     ["a re-export", `export * from "./b.ts";\nexport const a = 1;\n`, `export { a } from "./a.ts";\n`],
-    ["a type-only re-export and typeof import()", `export type { B } from "./b.ts";\n`, `export type A = typeof import("./a.ts");\nexport type B = A;\n`],
+    [
+      "a type-only re-export and typeof import()",
+      `export type { B } from "./b.ts";\n`,
+      `export type A = typeof import("./a.ts");\nexport type B = A;\n`,
+    ],
     ["a dynamic import", `export const load = () => import("./b.ts");\n`, `import { load } from "./a.ts";\nexport const b = load;\n`],
-    ["an inline type import and a .js specifier", `import { type B } from "./b.js";\nexport type A = B;\n`, `import type { A } from "./a.ts";\nexport type B = A;\n`],
+    [
+      "an inline type import and a .js specifier",
+      `import { type B } from "./b.js";\nexport type A = B;\n`,
+      `import type { A } from "./a.ts";\nexport type B = A;\n`,
+    ],
   ])("fails on a two-file circle closed by %s and names both files", async (_kind, a, b) => {
     const { code, output } = await check({ ...CLEAN, "src/runtime/a.ts": a, "src/runtime/b.ts": b });
     expect(output).toContain("Import circles between files: 1");
@@ -88,7 +100,12 @@ describe("scripts/import-graph.mjs", () => {
     });
     expect(output).toContain("Import circles between files: 2");
     expect(output).toContain("3 (src/runtime/one.ts, src/runtime/three.ts, src/runtime/two.ts)");
-    for (const step of ["one.ts:1 → src/runtime/two.ts", "one.ts:2 → src/runtime/three.ts", "two.ts:1 → src/runtime/three.ts", "three.ts:1 → src/runtime/one.ts"]) {
+    for (const step of [
+      "one.ts:1 → src/runtime/two.ts",
+      "one.ts:2 → src/runtime/three.ts",
+      "two.ts:1 → src/runtime/three.ts",
+      "three.ts:1 → src/runtime/one.ts",
+    ]) {
       expect(output).toContain(`src/runtime/${step}`);
     }
     expect(output).toContain("src/runtime/self.ts:1 → src/runtime/self.ts (type)");

@@ -4,12 +4,12 @@
 // is appended as one JSON line to $PI_MCP_CRASH_LOG. It only watches
 // (`uncaughtExceptionMonitor`): the process behaves exactly as without it.
 // test/setup/unhandled.ts fails the test during which a line appeared.
-import { appendFileSync } from 'node:fs';
-import process from 'node:process';
+import { appendFileSync } from "node:fs";
+import process from "node:process";
 
 const log = process.env.PI_MCP_CRASH_LOG;
 if (log) {
-  process.on('uncaughtExceptionMonitor', (error, origin) => {
+  process.on("uncaughtExceptionMonitor", (error, origin) => {
     const text = error instanceof Error ? (error.stack ?? error.message) : String(error);
     try {
       appendFileSync(log, `${JSON.stringify({ pid: process.pid, argv: process.argv.slice(1, 3), origin, error: text })}\n`);

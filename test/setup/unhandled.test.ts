@@ -12,7 +12,10 @@ import { takeChildCrashes } from "./unhandled.ts";
 
 describe("a child process the tests start", () => {
   it("reports an unhandled rejection to the test that started it (which would fail)", async () => {
-    const result = await runProcess(nodeBinary(), ["-e", "Promise.reject(new Error('child-guard-probe'))"], { cwd: tmpdir(), env: { PATH: projectPath() } });
+    const result = await runProcess(nodeBinary(), ["-e", "Promise.reject(new Error('child-guard-probe'))"], {
+      cwd: tmpdir(),
+      env: { PATH: projectPath() },
+    });
     expect(result.code).toBe(1);
     const seen = takeChildCrashes();
     expect(seen).toHaveLength(1);
@@ -22,7 +25,14 @@ describe("a child process the tests start", () => {
   it("reports it from a real Pi too: an extension's rejected background work ends Pi, and the test learns of it", async () => {
     const home = await makePiHome();
     try {
-      const run = await runPi({ home: home.home, cwd: home.cwd, extensions: [join(REPO_ROOT, "test/setup/fixtures/rejecting-extension.ts")], args: ["-p", "hi"], script: [{ text: "hello" }], timeoutMs: 60_000 });
+      const run = await runPi({
+        home: home.home,
+        cwd: home.cwd,
+        extensions: [join(REPO_ROOT, "test/setup/fixtures/rejecting-extension.ts")],
+        args: ["-p", "hi"],
+        script: [{ text: "hello" }],
+        timeoutMs: 60_000,
+      });
       expect(run.timedOut).toBe(false);
       expect(run.code).not.toBe(0);
       const seen = takeChildCrashes();
@@ -47,7 +57,10 @@ describe("the summary line (scripts/test-summary.mjs)", () => {
       const report = JSON.parse(await readFile(join(out, ".vitest-report.json"), "utf8"));
       expect([report.numPassedTests, report.numFailedTests]).toEqual([3, 3]); // the unhandled rejection is not in it
       expect(JSON.parse(await readFile(join(out, ".vitest-unhandled.json"), "utf8")).count).toBe(1);
-      const summary = await runProcess(nodeBinary(), [join(REPO_ROOT, "scripts/test-summary.mjs"), join(out, ".vitest-report.json")], { cwd: out, env: { PATH: projectPath() } });
+      const summary = await runProcess(nodeBinary(), [join(REPO_ROOT, "scripts/test-summary.mjs"), join(out, ".vitest-report.json")], {
+        cwd: out,
+        env: { PATH: projectPath() },
+      });
       expect(summary.stdout.trim()).toBe("3 passed, 5 failed");
       expect(summary.code).toBe(1);
     } finally {

@@ -31,7 +31,8 @@ export function takeChildCrashes(): string[] {
 
 function check(): void {
   const crashes = takeChildCrashes();
-  if (crashes.length > 0) throw new Error(`${crashes.length} uncaught error(s) in a process this test started:\n${crashes.join("\n").slice(0, 4000)}`);
+  if (crashes.length > 0)
+    throw new Error(`${crashes.length} uncaught error(s) in a process this test started:\n${crashes.join("\n").slice(0, 4000)}`);
 }
 
 afterEach(check);

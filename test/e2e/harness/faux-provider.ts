@@ -13,11 +13,15 @@
  *                                                       most recent tool result in the context
  *   {"error": "message"}                                fail the request with this error
  * With no script, or once it is used up, every request replies with `FAUX_EXHAUSTED`.
+ * Models: `faux-1` (context window 128,000) and `faux-small` (env `PI_MCP_FAUX_SMALL_WINDOW`,
+ * default 32,000), both answered from the same script; `/faux-model <id>` switches the session's
+ * model (Pi's `model_select`), in print mode too.
  * The step counter lives on `globalThis`, so it survives `/reload` and `new_session` (which
  * re-run this factory) within one Pi process.
  *
  * Log: when env `PI_MCP_FAUX_LOG` is set, every request appends one JSON line:
- *   {seq, model, systemPrompt, toolNames, tools: [{name, description, parameters}], messages}
+ *   {seq, at, model, systemPrompt, toolNames, tools: [{name, description, parameters}], messages}
+ * (`at`: when the request reached the model, `Date.now()`; `model`: the id of the model it was made with).
  * `messages` excludes system-role messages (1.x carries prompt and tools in them); use
  * `systemPrompt`/`tools`, which hold the effective values on both versions.
  */
@@ -37,6 +41,9 @@ export type FauxStep =
 
 export interface FauxLogEntry {
   seq: number;
+  /** When the request reached the model (`Date.now()`). */
+  at: number;
+  /** The id of the model the request was made with (`faux-1`, `faux-small`). */
   model: string;
   systemPrompt: string;
   toolNames: string[];
@@ -45,7 +52,10 @@ export interface FauxLogEntry {
 }
 
 type Ctx = { systemPrompt?: string; tools?: any[]; messages: any[] };
-const state: { seq: number } = ((globalThis as any)[Symbol.for("pi-mcp.test.faux")] ??= { seq: 0 });
+const faux = globalThis as { [key: symbol]: { seq: number } | undefined };
+const FAUX_STATE = Symbol.for("pi-mcp.test.faux");
+faux[FAUX_STATE] ??= { seq: 0 };
+const state = faux[FAUX_STATE];
 
 function loadScript(): FauxStep[] {
   const file = process.env.PI_MCP_FAUX_SCRIPT;
@@ -64,7 +74,10 @@ function view(context: Ctx): { systemPrompt: string; tools: any[] } {
 function lastToolResultText(messages: any[]): string {
   const result = [...messages].reverse().find((m) => m.role === "toolResult");
   if (!result) return "[faux] no tool result in context";
-  return result.content.filter((c: any) => c.type === "text").map((c: any) => c.text).join("\n");
+  return result.content
+    .filter((c: any) => c.type === "text")
+    .map((c: any) => c.text)
+    .join("\n");
 }
 
 function respond(step: FauxStep | undefined, context: Ctx): any {
@@ -82,21 +95,29 @@ function respond(step: FauxStep | undefined, context: Ctx): any {
 }
 
 export default function fauxProvider(pi: ExtensionAPI): void {
-  const core = ai.createFauxCore({ api: "faux", provider: "faux", models: [{ id: "faux-1", name: "Faux 1" }] });
-  const factory = (context: Ctx) => {
+  const core = ai.createFauxCore({
+    api: "faux",
+    provider: "faux",
+    models: [
+      { id: "faux-1", name: "Faux 1" },
+      { id: "faux-small", name: "Faux small" },
+    ],
+  });
+  const factory = (context: Ctx, _options: unknown, _state: unknown, model?: { id: string }) => {
     const seq = state.seq++;
     const { systemPrompt, tools } = view(context);
     const logFile = process.env.PI_MCP_FAUX_LOG;
     if (logFile) {
       const entry: FauxLogEntry = {
         seq,
-        model: "faux-1",
+        at: Date.now(),
+        model: model?.id ?? "faux-1",
         systemPrompt,
         toolNames: tools.map((t) => t.name),
         tools: tools.map((t) => ({ name: t.name, description: t.description, parameters: t.parameters })),
         messages: context.messages.filter((m) => m.role !== "system"),
       };
-      appendFileSync(logFile, JSON.stringify(entry) + "\n");
+      appendFileSync(logFile, `${JSON.stringify(entry)}\n`);
     }
     return respond(loadScript()[seq], context);
   };
@@ -121,6 +142,22 @@ export default function fauxProvider(pi: ExtensionAPI): void {
         contextWindow: 128000,
         maxTokens: 16384,
       },
+      {
+        id: "faux-small",
+        name: "Faux small",
+        reasoning: false,
+        input: ["text", "image"],
+        cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 },
+        contextWindow: Number(process.env.PI_MCP_FAUX_SMALL_WINDOW ?? 32000),
+        maxTokens: 8192,
+      },
     ],
   } as any);
+  pi.registerCommand("faux-model", {
+    description: "Switch to another faux model (test only)",
+    handler: async (args: string, ctx: any) => {
+      const model = ctx.modelRegistry.find("faux", args.trim());
+      if (!model || !(await pi.setModel(model))) throw new Error(`no faux model ${args}`);
+    },
+  });
 }

@@ -122,7 +122,10 @@ function prepare(opts: PiOptions, modeArgs: string[]) {
 /** Requests the faux model received, in order (one JSON line each). */
 export function readFauxLog(file: string): FauxLogEntry[] {
   if (!existsSync(file)) return [];
-  return readFileSync(file, "utf8").split("\n").filter(Boolean).map((l) => JSON.parse(l));
+  return readFileSync(file, "utf8")
+    .split("\n")
+    .filter(Boolean)
+    .map((l) => JSON.parse(l));
 }
 
 /** PIDs of `pid` and all its descendants (Linux /proc). */
@@ -277,14 +280,13 @@ export async function startPiRpc(
   child.on("error", (e) => (stderr += `spawn error: ${e}\n`));
   child.stdin!.on("error", () => {}); // EPIPE after exit: reported through `close`
   const write = (record: unknown) => {
-    if (!exited) child.stdin!.write(JSON.stringify(record) + "\n");
+    if (!exited) child.stdin!.write(`${JSON.stringify(record)}\n`);
   };
   child.stderr!.setEncoding("utf8").on("data", (d) => (stderr += d));
   // Split on LF only (readline would also split on U+2028/U+2029, which JSON strings may hold).
   child.stdout!.setEncoding("utf8").on("data", (chunk: string) => {
     buffer += chunk;
-    let nl: number;
-    while ((nl = buffer.indexOf("\n")) >= 0) {
+    for (let nl = buffer.indexOf("\n"); nl >= 0; nl = buffer.indexOf("\n")) {
       const line = buffer.slice(0, nl).replace(/\r$/, "");
       buffer = buffer.slice(nl + 1);
       if (!line.trim()) continue;
@@ -309,7 +311,10 @@ export async function startPiRpc(
         if (found !== undefined) done(() => resolvePromise(found));
         else if (exited) done(() => reject(new Error(`pi exited (${JSON.stringify(exit)}) before the awaited record\n${stderr}`)));
       };
-      const timer = setTimeout(() => done(() => reject(new Error(`timed out after ${timeoutMs} ms waiting for a record\n${stderr}`))), timeoutMs);
+      const timer = setTimeout(
+        () => done(() => reject(new Error(`timed out after ${timeoutMs} ms waiting for a record\n${stderr}`))),
+        timeoutMs,
+      );
       const done = (fn: () => void) => {
         clearTimeout(timer);
         waiters.delete(check);
@@ -427,5 +432,8 @@ export function usePiHome(): PiHomeScene {
 /** Runs `/mcp <line>` in an RPC Pi; resolves with the text of the notices it showed (its output). */
 export async function mcpInRpc(rpc: PiRpc, line: string, timeoutMs?: number): Promise<string> {
   const { records } = await rpc.prompt(`/mcp ${line}`, timeoutMs === undefined ? {} : { timeoutMs });
-  return records.filter((record) => record.type === "extension_ui_request" && record.method === "notify").map((record) => String(record.message)).join("\n");
+  return records
+    .filter((record) => record.type === "extension_ui_request" && record.method === "notify")
+    .map((record) => String(record.message))
+    .join("\n");
 }

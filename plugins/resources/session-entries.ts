@@ -1,3 +1,9 @@
+/*
+ * The subscriptions a person asked for, as the session keeps them: one
+ * versioned custom entry per `/mcp subscribe` or `/mcp unsubscribe`,
+ * replayed from the active branch (so they follow `/resume`, `/fork` and
+ * `/tree`). What is live on each connection is live-subscriptions.ts's.
+ */
 /** Custom session entry that records one subscribe or unsubscribe decision. */
 export const SUBSCRIPTION_ENTRY = "pi-mcp.subscription";
 const VERSION = 1;
