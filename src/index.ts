@@ -18,8 +18,12 @@ function knownCatalogsOrNone(): CachedStart | undefined {
   }
 }
 
-/** What the core needs that costs most to load (settings validation, the MCP SDK), loaded before the rest of it. */
-const HEAVY_PARTS: readonly (() => Promise<unknown>)[] = [() => import("./config/schema.ts"), () => import("@modelcontextprotocol/client")];
+/**
+ * What the core needs that costs most to load (the MCP SDK), loaded before the rest of it. The settings
+ * shape check (arktype) is loaded only by a load whose settings changed since their last check
+ * (src/config/shape-stamp.ts).
+ */
+const HEAVY_PARTS: readonly (() => Promise<unknown>)[] = [() => import("@modelcontextprotocol/client")];
 
 const reportLoadFailure = (error: unknown) => void process.stderr.write(`pi-mcp failed to load: ${String(error)}\n`);
 

@@ -1,5 +1,4 @@
 import { globalSettingsPath, projectSettingsPath } from "../config/paths.ts";
-import { runImport } from "../import/run.ts";
 import { HOSTS } from "../import/sources.ts";
 import type { ImportDocument } from "../import/types.ts";
 import { stripTerminalControls, terminalSafeJson } from "../safety/text.ts";
@@ -35,6 +34,8 @@ export const importCommand: CommandSpec = {
   async run(input, env) {
     const from = input.options.from ?? "pi";
     if (typeof from !== "string" || from.trim() === "") throw usage(importCommand, `--from takes ${HOSTS.join(", ")} or a file path`);
+    // The mappers and the shape check (arktype) they run are loaded only when an import runs.
+    const { runImport } = await import("../import/run.ts");
     const document = await runImport(
       { from, local: input.options.local === true, dryRun: input.options["dry-run"] === true, replace: input.options.replace === true },
       env,

@@ -80,7 +80,7 @@ export const addCommand: CommandSpec = {
       ...rootsOption(input),
     };
     const target = mutationTarget(input, env);
-    assertWritable(name, definition, target);
+    await assertWritable(name, definition, target);
     let replaced = false;
     await changeServers(target, (servers) => {
       replaced = Object.hasOwn(servers, name);

@@ -1,8 +1,7 @@
 import { readJsonFile, updateSettings } from "../config/files.ts";
 import { globalSettingsPath } from "../config/paths.ts";
-import { describeJsonType } from "../config/schema.ts";
+import { describeJsonType } from "../config/field-text.ts";
 import { PiMcpError } from "../kernel/errors.ts";
-import { runImport } from "../import/run.ts";
 import type { ImportDocument } from "../import/types.ts";
 import { formatImport } from "./import.ts";
 import { failedTest, formatTested, testServer, type TestedServer } from "./runtime.ts";
@@ -54,6 +53,7 @@ export const setupCommand: CommandSpec = {
     // An `extensions` value setup could not change stops it before the import writes anything.
     const present = await builtinEntryPresent(settings);
     // `import --from pi`'s rules exactly: the global mcp.json into global settings, a trusted project's into the project's.
+    const { runImport } = await import("../import/run.ts"); // the mappers and their shape check, only when setup runs
     const imported = await runImport({ from: "pi", local: false, dryRun, replace: false }, env);
     const builtin = dryRun ? ({ file: settings, change: present ? "present" : "would-add" } as const) : await turnBuiltinOff(settings);
     const { tested, invalid } = dryRun ? { tested: [], invalid: [] } : await testImported(env, imported);

@@ -1,4 +1,4 @@
-import { formatPath } from "./schema.ts";
+import { formatPath } from "./field-text.ts";
 import type { ConfigIssue } from "../kernel/settings.ts";
 import { keyedRecord, ownValue } from "../safety/keys.ts";
 import { ENV_REFERENCE as REFERENCE } from "./references.ts";

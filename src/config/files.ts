@@ -1,7 +1,7 @@
 import { readFile } from "node:fs/promises";
 import { PiMcpError, describeError } from "../kernel/errors.ts";
 import { withFileLock } from "./atomic-file.ts";
-import { describeJsonType } from "./schema.ts";
+import { describeJsonType } from "./field-text.ts";
 import type { ConfigIssue } from "../kernel/settings.ts";
 import { isRecord } from "../safety/keys.ts";
 import { parsedFile, unreadable, type JsonFile } from "./settings-read.ts";

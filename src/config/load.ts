@@ -2,6 +2,7 @@ import { fileIssue } from "./files.ts";
 import { readMcpSettings } from "./settings-read.ts";
 import { globalSettingsPath, projectSettingsPath } from "./paths.ts";
 import { resolveConfig, type ScopeSettings } from "./resolve.ts";
+import { checkedShape } from "./shape-stamp.ts";
 import type { EffectiveConfig, Scope } from "../kernel/settings.ts";
 import { parseJson } from "../safety/keys.ts";
 
@@ -17,8 +18,8 @@ export interface LoadOptions {
 export async function loadConfig(options: LoadOptions): Promise<EffectiveConfig> {
   const globalPath = globalSettingsPath(options.agentDir);
   const projectPath = projectSettingsPath(options.cwd);
-  const global = await readScope("global", globalPath);
-  const project = options.projectTrusted ? await readScope("project", projectPath) : undefined;
+  const global = await readScope("global", globalPath, options.agentDir);
+  const project = options.projectTrusted ? await readScope("project", projectPath, options.agentDir) : undefined;
   return resolveConfig(global, project, options.env ?? process.env, {
     globalPath,
     projectPath,
@@ -26,9 +27,11 @@ export async function loadConfig(options: LoadOptions): Promise<EffectiveConfig>
   });
 }
 
-async function readScope(scope: Scope, file: string): Promise<ScopeSettings> {
+async function readScope(scope: Scope, file: string, agentDir: string): Promise<ScopeSettings> {
   const read = await readMcpSettings(file);
-  if (read.problem) return { scope, file, mcp: undefined, readIssue: fileIssue(file, read.problem) };
+  if (read.problem) return { scope, file, mcp: undefined, readIssue: fileIssue(file, read.problem), shape: [] };
+  if (read.mcpJson === undefined) return { scope, file, mcp: undefined, shape: [] };
   // A fresh copy for each load: what resolving does with it never reaches the next one.
-  return { scope, file, mcp: read.mcpJson === undefined ? undefined : parseJson(read.mcpJson) };
+  const mcp = parseJson(read.mcpJson);
+  return { scope, file, mcp, shape: await checkedShape(agentDir, read.mcpJson, mcp, file) };
 }

@@ -1,7 +1,6 @@
 import { updateMcpSettings, wrongShape } from "./files.ts";
 import { globalSettingsPath, projectSettingsPath } from "./paths.ts";
 import { checkRules, isMask } from "./resolve.ts";
-import { checkShape } from "./schema.ts";
 import type { Scope } from "../kernel/settings.ts";
 import { PiMcpError } from "../kernel/errors.ts";
 import type { CommandEnvironment, ParsedInput } from "../kernel/commands.ts";
@@ -42,8 +41,9 @@ export async function changeServers(target: Target, change: (servers: Servers) =
   });
 }
 
-/** Validates a definition about to be written, exactly as it would be read back (unexpanded). */
-export function assertWritable(name: string, definition: Record<string, unknown>, target: Target): void {
+/** Validates a definition about to be written, exactly as it would be read back (unexpanded). The shape check (arktype) is loaded for it. */
+export async function assertWritable(name: string, definition: Record<string, unknown>, target: Target): Promise<void> {
+  const { checkShape } = await import("./schema.ts");
   const shape = checkShape({ servers: { [name]: definition } }, target.file);
   const problems = shape.length > 0 ? shape : checkRules(definition, `mcp.servers.${name}`, false);
   if (problems.length > 0) {

@@ -1,5 +1,6 @@
 import { expandStrings, hasReference, type Expansion } from "./expand.ts";
-import { checkShape, formatPath, type RawServer } from "./schema.ts";
+import { formatPath } from "./field-text.ts";
+import type { RawServer } from "./schema.ts";
 import {
   DEFAULTS,
   FEATURES,
@@ -29,6 +30,8 @@ export interface ScopeSettings {
   readonly mcp: unknown;
   /** Set when the file exists but could not be read or parsed. */
   readonly readIssue?: ConfigIssue;
+  /** The problems of `mcp`'s written shape (schema.ts `checkShape`), found by whoever read it (load.ts, schema.ts `checkedScope`). */
+  readonly shape: readonly ConfigIssue[];
 }
 
 /**
@@ -47,7 +50,7 @@ export function resolveConfig(
   const issues: ConfigIssue[] = [];
   for (const settings of scopes) {
     if (settings.readIssue) issues.push(settings.readIssue);
-    else if (settings.mcp !== undefined) issues.push(...checkShape(settings.mcp, settings.file));
+    else issues.push(...settings.shape);
   }
   const expansion: Expansion = { issues: [], secrets: new Set() };
   const servers = mergeServers(global, project).map((candidate) => buildEntry(candidate, issues, expansion, env));

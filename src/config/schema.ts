@@ -1,7 +1,8 @@
 import { type, type Type } from "arktype";
-import { terminalSafeJson } from "../safety/text.ts";
+import { SERVER_NAME, formatPath } from "./field-text.ts";
 import { isRecord } from "../safety/keys.ts";
-import { FEATURES, type ConfigIssue, type Feature } from "../kernel/settings.ts";
+import { FEATURES, type ConfigIssue, type Feature, type Scope } from "../kernel/settings.ts";
+import type { ScopeSettings } from "./resolve.ts";
 
 /*
  * The shape of the `mcp` object as written in settings.json, before `${NAME}`
@@ -110,9 +111,6 @@ export const RawMcp = NotArray.and(
 );
 export type RawMcp = typeof RawMcp.infer;
 
-/** Server names become part of Pi tool names and command arguments: keep them plain. */
-export const SERVER_NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/;
-
 /** Checks the written shape of one scope's `mcp` object; reports every problem. */
 export function checkShape(raw: unknown, file: string): ConfigIssue[] {
   const result = RawMcp(raw);
@@ -148,20 +146,7 @@ function rootsProblem(actual: string): string {
   return `must be false or a list of folders (was ${actual})`;
 }
 
-/** What kind of JSON value something is, for messages: "an array", "a string", "null"... (never the value). */
-export function describeJsonType(value: unknown): string {
-  return value === null ? "null" : Array.isArray(value) ? "an array" : typeof value === "object" ? "an object" : `a ${typeof value}`;
-}
-
-const PLAIN_KEY = /^[A-Za-z_][A-Za-z0-9_-]*$/;
-
-/** `["mcp","servers","a.b","args",1]` → `mcp.servers["a.b"].args[1]` */
-export function formatPath(path: readonly (string | number | symbol)[]): string {
-  let text = "";
-  for (const key of path) {
-    if (typeof key === "number") text += `[${key}]`;
-    else if (typeof key === "string" && PLAIN_KEY.test(key)) text += text ? `.${key}` : key;
-    else text += `[${terminalSafeJson(String(key))}]`;
-  }
-  return text;
+/** One scope's settings with their shape checked here, in full (for callers that hold the value already; load.ts reads and checks files). */
+export function checkedScope(scope: Scope, file: string, mcp: unknown): ScopeSettings {
+  return { scope, file, mcp, shape: mcp === undefined ? [] : checkShape(mcp, file) };
 }

@@ -1,5 +1,6 @@
 import { checkRules } from "../config/resolve.ts";
-import { SERVER_NAME, checkShape, describeJsonType, formatPath, type RawServer } from "../config/schema.ts";
+import { SERVER_NAME, describeJsonType, formatPath } from "../config/field-text.ts";
+import { checkShape, type RawServer } from "../config/schema.ts";
 import type { Mapped } from "./types.ts";
 import { convertTemplate, references, type Converted, type VariableDialect } from "./values.ts";
 import { keyedRecord, isRecord, ownValue } from "../safety/keys.ts";

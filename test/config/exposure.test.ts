@@ -1,12 +1,13 @@
 import { expect, it } from "vitest";
 import { resolveConfig } from "../../src/config/resolve.ts";
+import { checkedScope } from "../../src/config/schema.ts";
 import { exposureOf } from "../../src/runtime/exposure.ts";
 
 const sources = { globalPath: "/g/settings.json", projectPath: "/p/.pi/settings.json", projectTrusted: true };
 const load = (global: unknown, project?: unknown) =>
   resolveConfig(
-    { scope: "global", file: "/g/settings.json", mcp: global },
-    project === undefined ? undefined : { scope: "project", file: "/p/.pi/settings.json", mcp: project },
+    checkedScope("global", "/g/settings.json", global),
+    project === undefined ? undefined : checkedScope("project", "/p/.pi/settings.json", project),
     {},
     sources,
   );

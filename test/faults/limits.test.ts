@@ -7,6 +7,7 @@
 import { readFile } from "node:fs/promises";
 import { afterEach, describe, expect, it } from "vitest";
 import { resolveConfig } from "../../src/config/resolve.ts";
+import { checkedScope } from "../../src/config/schema.ts";
 import { MAX_MESSAGE_BYTES, MAX_SAMPLING_PER_CALL } from "../../src/kernel/limits.ts";
 import type { ToolOutcome } from "../../src/runtime/tool-call.ts";
 import { fakeModel } from "../features/interactive-helpers.ts";
@@ -240,11 +241,7 @@ describe("a server that keeps one tool call alive", () => {
 
   it("requestDeadlineMs is validated like every setting: a path-qualified error for a non-positive or non-integer value, top level or per server", () => {
     const config = resolveConfig(
-      {
-        scope: "global",
-        file: "/x/settings.json",
-        mcp: { requestDeadlineMs: 0, servers: { a: { command: "node", requestDeadlineMs: 1.5 } } },
-      },
+      checkedScope("global", "/x/settings.json", { requestDeadlineMs: 0, servers: { a: { command: "node", requestDeadlineMs: 1.5 } } }),
       undefined,
       {},
       { globalPath: "/x/settings.json", projectPath: "/y/.pi/settings.json", projectTrusted: false },

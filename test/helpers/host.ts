@@ -16,6 +16,7 @@ import { join } from "node:path";
 import type { CommandEnvironment } from "../../src/kernel/commands.ts";
 import { createKernel } from "../../src/composition.ts";
 import { resolveConfig } from "../../src/config/resolve.ts";
+import { checkedScope } from "../../src/config/schema.ts";
 import type { EffectiveConfig, RetryPolicy } from "../../src/kernel/settings.ts";
 import type { Kernel } from "../../src/kernel/kernel.ts";
 import type { HostServices } from "../../src/kernel/services.ts";
@@ -181,7 +182,7 @@ export function buildConfig(
     ...options.settings,
     servers,
   };
-  const config = resolveConfig({ scope: "global", file, mcp }, undefined, options.env ?? process.env, {
+  const config = resolveConfig(checkedScope("global", file, mcp), undefined, options.env ?? process.env, {
     globalPath: file,
     projectPath: "/nonexistent/.pi/settings.json",
     projectTrusted: options.projectTrusted ?? false,

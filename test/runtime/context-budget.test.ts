@@ -2,6 +2,7 @@
 import type { Tool } from "@modelcontextprotocol/client";
 import { describe, expect, it } from "vitest";
 import { resolveConfig } from "../../src/config/resolve.ts";
+import { checkedScope } from "../../src/config/schema.ts";
 import {
   ContextBudget,
   budgetTokens,
@@ -13,7 +14,7 @@ import {
 } from "../../src/runtime/context-budget.ts";
 
 const sources = { globalPath: "/g/settings.json", projectPath: "/p/.pi/settings.json", projectTrusted: true };
-const load = (mcp: Record<string, unknown>) => resolveConfig({ scope: "global", file: "/g/settings.json", mcp }, undefined, {}, sources);
+const load = (mcp: Record<string, unknown>) => resolveConfig(checkedScope("global", "/g/settings.json", mcp), undefined, {}, sources);
 
 /** A tool whose definition is about `tokens` tokens by the estimate. */
 function toolOf(name: string, tokens: number, server: string): Tool {
