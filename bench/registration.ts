@@ -20,7 +20,20 @@ const PROBE = join(REPO_ROOT, "test/e2e/fixtures/stall-probe.ts");
 export type RegistrationSide = "floor" | "pi-mcp" | "built-in";
 
 /** One run of Pi with `tools` tools from `side`; the probe's report. */
-export async function registrationRun(side: RegistrationSide, tools: number, timeoutMs = 3_600_000): Promise<StallReport> {
+/**
+ * What pi-mcp kept from an earlier start with the same settings, for a second start: `checked` (the settings
+ * passed the shape check: no arktype; the catalog cache off, so the tools register as on a first start) or
+ * `known` (that and the known catalog).
+ */
+export type EarlierStart = "none" | "checked" | "known";
+
+/** One run of Pi with `tools` tools from `side` (pi-mcp: after `earlier`, in the same agent folder); the probe's report. */
+export async function registrationRun(
+  side: RegistrationSide,
+  tools: number,
+  timeoutMs = 3_600_000,
+  earlier: EarlierStart = "none",
+): Promise<StallReport> {
   const home = await makePiHome();
   try {
     const many = { command: NODE, args: [fixturePath("many-tools")] };
@@ -42,16 +55,25 @@ export async function registrationRun(side: RegistrationSide, tools: number, tim
         JSON.stringify({ mcpServers: { many: { ...many, env: { FIXTURE_TOOLS: String(tools) }, exposure: "direct" } } }),
       );
     const out = join(home.home, "stall.json");
-    const run = await runPi({
-      home: home.home,
-      cwd: home.cwd,
-      extensions: side === "pi-mcp" ? [REPO_ROOT, PROBE] : [PROBE],
-      args: ["-p", "/stall-report"],
-      env: { STALL_PROBE_MODE: side === "floor" ? "floor" : "watch", STALL_PROBE_TOOLS: String(tools), STALL_PROBE_OUT: out },
-      timeoutMs,
-    });
-    if (run.code !== 0) throw new Error(`pi (${side}, ${tools} tools) failed: code ${run.code}\n${run.stderr.slice(-2000)}`);
-    return JSON.parse(await readFile(out, "utf8")) as StallReport;
+    const start = async (cache: boolean) => {
+      const run = await runPi({
+        home: home.home,
+        cwd: home.cwd,
+        extensions: side === "pi-mcp" ? [REPO_ROOT, PROBE] : [PROBE],
+        args: ["-p", "/stall-report"],
+        env: {
+          STALL_PROBE_MODE: side === "floor" ? "floor" : "watch",
+          STALL_PROBE_TOOLS: String(tools),
+          STALL_PROBE_OUT: out,
+          ...(!cache && { PI_MCP_CATALOG_CACHE: "0" }),
+        },
+        timeoutMs,
+      });
+      if (run.code !== 0) throw new Error(`pi (${side}, ${tools} tools) failed: code ${run.code}\n${run.stderr.slice(-2000)}`);
+      return JSON.parse(await readFile(out, "utf8")) as StallReport;
+    };
+    if (earlier !== "none") await start(true);
+    return await start(earlier !== "checked");
   } finally {
     await home.cleanup();
   }

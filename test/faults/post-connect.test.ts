@@ -62,7 +62,10 @@ describe("a re-list after list_changed that fails, in every way, on both transpo
     for (const name of Object.keys(faulty)) {
       const status = await h.waitForState(name, "failed", 20_000);
       expect(status.cause, name).toMatch(/\S/);
-      expect(h.states(name), name).toContain("connected");
+      // Over HTTP the fixture's change notices precede the answer to the connect's own tools/list (a stateless
+      // server has no other stream), so on a loaded machine the re-list they ask for can fail the attempt before
+      // it reached `connected` (seen once in a full run): the failure is handled the same way either way.
+      if (name.startsWith("stdio-")) expect(h.states(name), name).toContain("connected");
       expect(h.states(name), name).toContain("retrying");
       const log = h.host.server(name)!.log.text();
       // Either the re-list failed and broke the connection, or the connection itself went first (close, crash).
