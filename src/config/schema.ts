@@ -2,7 +2,6 @@ import { type, type Type } from "arktype";
 import { SERVER_NAME, formatPath } from "./field-text.ts";
 import { isRecord } from "../safety/keys.ts";
 import { FEATURES, type ConfigIssue, type Feature, type Scope } from "../kernel/settings.ts";
-import type { ScopeSettings } from "./resolve.ts";
 
 /*
  * The shape of the `mcp` object as written in settings.json, before `${NAME}`
@@ -146,7 +145,7 @@ function rootsProblem(actual: string): string {
   return `must be false or a list of folders (was ${actual})`;
 }
 
-/** One scope's settings with their shape checked here, in full (for callers that hold the value already; load.ts reads and checks files). */
-export function checkedScope(scope: Scope, file: string, mcp: unknown): ScopeSettings {
+/** One scope's settings (resolve.ts ScopeSettings) with their shape checked here, in full (for callers that hold the value already; load.ts reads and checks files). */
+export function checkedScope(scope: Scope, file: string, mcp: unknown): { scope: Scope; file: string; mcp: unknown; shape: ConfigIssue[] } {
   return { scope, file, mcp, shape: mcp === undefined ? [] : checkShape(mcp, file) };
 }
