@@ -3,6 +3,7 @@
 // server-everything, all interfaces; connect via 127.0.0.1) and is stopped by
 // `stop()`, which kills it and waits for it to exit.
 import { spawn, type ChildProcess } from "node:child_process";
+import { randomInt } from "node:crypto";
 import { existsSync, readFileSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { createServer } from "node:net";
@@ -72,17 +73,46 @@ export function fixtureCommand(
   return { command: nodePath(), args: [fixturePath(name)], env };
 }
 
-/** A currently free TCP port on 127.0.0.1 (free when asked: the caller binds it next). */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
+/**
+ * The ports the system hands out itself (to `listen(0)` and to outgoing connections): a port chosen
+ * below them can only be taken by a process that names it, so another test's server cannot grab it
+ * between the moment it is chosen and the moment the caller binds it.
+ */
+function systemPortRange(): { low: number; high: number } {
+  try {
+    const [low, high] = readFileSync("/proc/sys/net/ipv4/ip_local_port_range", "utf8").trim().split(/\s+/).map(Number);
+    if (low && high) return { low, high };
+  } catch {
+    // not Linux: the IANA dynamic range
+  }
+  return { low: 49_152, high: 65_535 };
+}
+
+/** Above the ports tests name themselves (the default OAuth callback 19876, 8080, …). */
+const CHOSEN_PORTS_FROM = 20_000;
+
+/** Whether 127.0.0.1:`port` can be listened on now. */
+function canListen(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
     const server = createServer();
     server.unref();
-    server.on("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const address = server.address();
-      server.close(() => (typeof address === "object" && address ? resolve(address.port) : reject(new Error("no port"))));
-    });
+    server.once("error", () => resolve(false));
+    server.listen(port, "127.0.0.1", () => server.close(() => resolve(true)));
   });
+}
+
+/**
+ * A free TCP port on 127.0.0.1 for the caller to bind next, chosen at random below the system's own
+ * range (see systemPortRange): parallel tests and the conformance runner start many `listen(0)`
+ * servers, and a port the system chose could be handed to one of them before the caller binds it.
+ */
+export async function freePort(): Promise<number> {
+  const span = systemPortRange().low - CHOSEN_PORTS_FROM;
+  for (let tries = 0; span > 0 && tries < 100; tries++) {
+    const port = CHOSEN_PORTS_FROM + randomInt(span);
+    if (await canListen(port)) return port;
+  }
+  throw new Error(`no free port on 127.0.0.1 between ${CHOSEN_PORTS_FROM} and the system's own range`);
 }
 
 /** Keeps the last few KiB a process wrote, for error messages; also keeps its pipes drained. */
