@@ -18,6 +18,7 @@ import { serveStdio } from "@modelcontextprotocol/server/stdio";
 import { runCommandLine } from "../../src/commands/index.ts";
 import { runtimeCommands } from "../../src/composition.ts";
 import type { CommandResult } from "../../src/kernel/commands.ts";
+import type { TransportContext } from "../../src/kernel/types.ts";
 import { Kernel, STAGE, type KernelConstruction, type KernelPlugin } from "../../src/kernel/kernel.ts";
 import { piEnvironment, startHost, type StartHostOptions, type TestHost } from "../helpers/host.ts";
 import { fakeServices, type FakeServices } from "../helpers/services.ts";
@@ -32,7 +33,10 @@ export interface FixtureServer {
   readonly era?: "modern" | "legacy";
   /** The server's own options (capabilities, instructions). */
   readonly options?: ServerOptions;
-  /** More of the server's settings (`roots`, `requestTimeoutMs`, ...), as settings.json has them. */
+  /**
+   * More of the server's settings (`roots`, `requestTimeoutMs`, ...), as settings.json has them. With a `url`
+   * the definition is a remote one (its `auth`, `headers`), still reached over the in-memory pair.
+   */
   readonly settings?: Record<string, unknown>;
 }
 
@@ -50,6 +54,8 @@ export interface LinkedServer {
   instance(): McpServer;
   /** How many connections the host opened to it. */
   readonly connections: number;
+  /** What each of its connections asked the transport plugins for, oldest first: `auth` is what the auth plugins supplied. */
+  readonly transports: readonly TransportContext[];
 }
 
 export interface PluginTestHost extends TestHost {
@@ -65,8 +71,9 @@ export const MEMORY_TRANSPORT = "test-memory-transport";
 
 /**
  * A host whose kernel holds `plugins` and the in-memory transport, connected
- * to `servers` (each a stdio-shaped definition the in-memory transport takes
- * before any other). Stop it with `stop()`, or every host still running
+ * to `servers` (each a stdio-shaped definition, or a remote one when its
+ * settings have a `url`, which the in-memory transport takes before any
+ * other). Stop it with `stop()`, or every host still running
  * with `stopAllHosts()` (in afterEach).
  */
 export async function pluginHost(
@@ -74,7 +81,7 @@ export async function pluginHost(
   servers: Record<string, FixtureServer>,
   options: Omit<StartHostOptions, "kernel"> & KernelConstruction = {},
 ): Promise<PluginTestHost> {
-  const linked = new Map<string, LinkedServer & { connections: number; instances: McpServer[] }>();
+  const linked = new Map<string, LinkedServer & { connections: number; instances: McpServer[]; transports: TransportContext[] }>();
   for (const name of Object.keys(servers)) {
     const received: JSONRPCMessage[] = [];
     const instances: McpServer[] = [];
@@ -82,6 +89,7 @@ export async function pluginHost(
       received,
       instances,
       connections: 0,
+      transports: [],
       methods: () => received.flatMap((message) => ("method" in message ? [message.method] : [])),
       params: (method) =>
         received.flatMap((message) =>
@@ -105,6 +113,7 @@ export async function pluginHost(
         const record = linked.get(context.server.name);
         if (!fixture || !record) return undefined;
         record.connections++;
+        record.transports.push(context);
         const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
         const send = clientSide.send.bind(clientSide);
         clientSide.send = (message, sendOptions) => {
@@ -124,7 +133,10 @@ export async function pluginHost(
     },
   };
   const definitions = Object.fromEntries(
-    Object.entries(servers).map(([name, fixture]) => [name, { command: "in-memory", ...fixture.settings }]),
+    Object.entries(servers).map(([name, fixture]) => [
+      name,
+      { ...(fixture.settings?.url === undefined && { command: "in-memory" }), ...fixture.settings },
+    ]),
   );
   const kernel = new Kernel([memory, ...plugins], options);
   const host = await startHost(definitions, { ...options, kernel });
