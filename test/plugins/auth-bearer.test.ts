@@ -8,20 +8,14 @@
  */
 import { afterEach, expect, it } from "vitest";
 import { BearerAuthPlugin } from "../../plugins/auth-bearer/index.ts";
-import { type FixtureServer, pluginHost, stopAllHosts } from "./harness.ts";
+import { pluginHost, remoteFixture, stopAllHosts } from "./harness.ts";
 
 afterEach(stopAllHosts);
-
-/** A remote server (reached over the in-memory pair all the same) with these settings. */
-const remote = (settings: Record<string, unknown> = {}): FixtureServer => ({
-  build: () => {},
-  settings: { url: "https://mcp.example.test/mcp", ...settings },
-});
 
 it("hands every connection's transport Authorization: Bearer <token>, the token as the settings expand it", async () => {
   const h = await pluginHost(
     [new BearerAuthPlugin()],
-    { docs: remote({ headers: { "X-Workspace": "w1" }, auth: { type: "bearer", token: "${DOCS_TOKEN}" } }) },
+    { docs: remoteFixture({ headers: { "X-Workspace": "w1" }, auth: { type: "bearer", token: "${DOCS_TOKEN}" } }) },
     { env: { DOCS_TOKEN: "t0ken-value" } },
   );
   await h.waitForState("docs", "connected");
@@ -39,9 +33,9 @@ it("hands every connection's transport Authorization: Bearer <token>, the token 
 it("answers for no other server: local ones and remote ones whose auth is oauth, none or omitted get nothing from it", async () => {
   const h = await pluginHost([new BearerAuthPlugin()], {
     local: { build: () => {} },
-    oauth: remote({ auth: { type: "oauth" } }),
-    none: remote({ auth: { type: "none" } }),
-    omitted: remote(),
+    oauth: remoteFixture({ auth: { type: "oauth" } }),
+    none: remoteFixture({ auth: { type: "none" } }),
+    omitted: remoteFixture(),
   });
   for (const name of ["local", "oauth", "none", "omitted"]) {
     await h.waitForState(name, "connected");
@@ -50,7 +44,7 @@ it("answers for no other server: local ones and remote ones whose auth is oauth,
 });
 
 it("never meets a configured Authorization header: settings that combine one with bearer auth are refused before a host starts", async () => {
-  const both = remote({ headers: { authorization: "Basic dXNlcjpwdw==" }, auth: { type: "bearer", token: "t0ken-value" } });
+  const both = remoteFixture({ headers: { authorization: "Basic dXNlcjpwdw==" }, auth: { type: "bearer", token: "t0ken-value" } });
   await expect(pluginHost([new BearerAuthPlugin()], { docs: both })).rejects.toThrow(
     "mcp.servers.docs.auth: bearer authentication cannot be combined with a configured Authorization header",
   );

@@ -17,21 +17,13 @@ import { OAuthPlugin } from "../../plugins/auth-oauth/index.ts";
 import { CredentialStore, credentialQueries, definitionBinding, type StoredEntry } from "../../plugins/auth-oauth/store.ts";
 import type { RemoteDefinition } from "../../src/kernel/settings.ts";
 import type { TransportContext } from "../../src/kernel/types.ts";
-import { type FixtureServer, type PluginTestHost, pluginHost, stopAllHosts } from "./harness.ts";
+import { type PluginTestHost, pluginHost, remoteFixture, stopAllHosts } from "./harness.ts";
 
 afterEach(stopAllHosts);
 
-const URL_OF_DOCS = "https://mcp.example.test/mcp";
-
-/** A remote server (reached over the in-memory pair all the same) with these settings. */
-const remote = (settings: Record<string, unknown> = {}): FixtureServer => ({
-  build: () => {},
-  settings: { url: URL_OF_DOCS, ...settings },
-});
-
 /** A host with only the OAuth plugin and one server, `docs`, connected: what its connection was handed. */
 async function connected(settings: Record<string, unknown> = {}): Promise<{ h: PluginTestHost; context: TransportContext }> {
-  const h = await pluginHost([new OAuthPlugin()], { docs: remote(settings) });
+  const h = await pluginHost([new OAuthPlugin()], { docs: remoteFixture(settings) });
   await h.waitForState("docs", "connected");
   return { h, context: h.server("docs").transports[0]! };
 }
@@ -50,11 +42,11 @@ const tokens = (access: string): OAuthTokens => ({ access_token: access, token_t
 describe("which servers it serves", () => {
   it("hands remote servers whose auth is oauth or omitted a connection's provider (never the explicit flow's), and local, bearer or none servers nothing", async () => {
     const h = await pluginHost([new OAuthPlugin()], {
-      oauth: remote({ auth: { type: "oauth" } }),
-      omitted: remote(),
+      oauth: remoteFixture({ auth: { type: "oauth" } }),
+      omitted: remoteFixture(),
       local: { build: () => {} },
-      bearer: remote({ auth: { type: "bearer", token: "t0ken-value" } }),
-      none: remote({ auth: { type: "none" } }),
+      bearer: remoteFixture({ auth: { type: "bearer", token: "t0ken-value" } }),
+      none: remoteFixture({ auth: { type: "none" } }),
     });
     const handed = async (name: string) => {
       await h.waitForState(name, "connected");

@@ -66,6 +66,11 @@ export interface PluginTestHost extends TestHost {
   command(line: string): Promise<CommandResult>;
 }
 
+/** A remote server (`url`, and `settings` such as `auth` and `headers`) with nothing to offer, reached over the in-memory pair all the same. */
+export function remoteFixture(settings: Record<string, unknown> = {}): FixtureServer {
+  return { build: () => {}, settings: { url: "https://mcp.example.test/mcp", ...settings } };
+}
+
 /** The test's transport plugin's name (not an internal plugin). */
 export const MEMORY_TRANSPORT = "test-memory-transport";
 
