@@ -13,16 +13,13 @@
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { RELIST_BURST } from "../../src/runtime/relist.ts";
-import { expectPacedToolLists } from "../helpers/relists.ts";
+import { expectPacedToolLists, expectWaitEndsEarly, WAIT_MS } from "../helpers/relists.ts";
 import { fixturePath, startSupergateway, type RunningServer } from "../helpers/servers.ts";
-import { nodeBinary, projectPath, runProcess } from "../helpers/tmp.ts";
+import { piMcpInHome } from "../helpers/tmp.ts";
 import { eventually } from "../helpers/wait.ts";
-import { mcpInRpc, NODE, REPO_ROOT, runPi, startPiRpc, usePiHome } from "./harness/pi.ts";
+import { mcpInRpc, NODE, REPO_ROOT, startPiRpc, usePiHome } from "./harness/pi.ts";
 
 const home = usePiHome();
-const CLI = join(REPO_ROOT, "cli/index.ts");
-/** The `/mcp wait` timeout the tests give: the wait must end well before it. */
-const WAIT_MS = 20_000;
 /** `/mcp status`'s line for the bridged server once it is noisy (the line may wrap). */
 const NOISY =
   /^sg: connected, 1 tools, protocol 2025-06-18, noisy: \d+ change\s+notices\s+in\s+the\s+last\s+minute,\s+re-listed\s+at\s+most\s+every\s+\d+\s+s$/m;
@@ -41,37 +38,9 @@ async function noisyBridge(): Promise<string> {
   return events;
 }
 
-/** The pi-mcp program from source as its own process, on the test home's settings. */
-function piMcp(args: string[]) {
-  return runProcess(nodeBinary(), ["--experimental-transform-types", "--no-warnings", CLI, ...args], {
-    cwd: home.cwd,
-    env: { PATH: projectPath(), HOME: home.home, PI_CODING_AGENT_DIR: home.agentDir },
-    timeoutMs: 90_000,
-  });
-}
-
 describe("a stateless supergateway bridge (a fresh server process per request, each announcing a tool-list change)", () => {
   it("lets /mcp wait return in a real Pi long before its timeout, after re-listing what the notices announced, with the server connected and its tools offered", async () => {
-    const events = await noisyBridge();
-    const run = await runPi({
-      home: home.home,
-      cwd: home.cwd,
-      extensions: [REPO_ROOT],
-      args: ["-p", `/mcp wait --timeout ${WAIT_MS}`, "/mcp status"],
-      timeoutMs: 90_000,
-    });
-    const exitedAt = Date.now();
-    expect(run.timedOut).toBe(false);
-    expect(run.code, run.stderr).toBe(0);
-    expect(run.stdout).toMatch(/^sg: connected, 1 tools, protocol 2025-06-18/m);
-    expect(run.stdout).not.toMatch(/Still connecting|still being re-listed/);
-    const lists = await expectPacedToolLists(events, exitedAt);
-    // The notices reached pi-mcp through the bridge: the connect's own list came with them, and
-    // /mcp wait waited for the re-list they asked for.
-    expect(lists.length).toBeGreaterThanOrEqual(2);
-    // From the server's first list (the wait was under way by then) to Pi's exit: far below the
-    // wait's timeout, which a wait for a catalog that never settles would reach.
-    expect(exitedAt - lists[0]!.at).toBeLessThan(WAIT_MS / 2);
+    await expectWaitEndsEarly(home, await noisyBridge(), /^sg: connected, 1 tools, protocol 2025-06-18/m);
   }, 120_000);
 
   it("keeps re-listing a live Pi's catalog at the re-list pace, and /mcp status says the server is noisy", async () => {
@@ -98,7 +67,7 @@ describe("a stateless supergateway bridge (a fresh server process per request, e
 
   it("passes pi-mcp test", async () => {
     await noisyBridge();
-    const run = await piMcp(["test", "sg", "--json"]);
+    const run = await piMcpInHome(home, ["test", "sg", "--json"]);
     expect(run.code).toBe(0);
     expect(JSON.parse(run.stdout).servers[0]).toMatchObject({ name: "sg", ok: true, tools: 1 });
   }, 120_000);

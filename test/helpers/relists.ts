@@ -6,7 +6,11 @@
  */
 import { expect } from "vitest";
 import { RELIST_BURST, RELIST_INTERVAL_MS } from "../../src/runtime/relist.ts";
+import { type PiHome, REPO_ROOT, runPi } from "../e2e/harness/pi.ts";
 import { type FixtureEvent, fixtureEvents } from "./servers.ts";
+
+/** The `/mcp wait` timeout the tests give: the wait must end well before it. */
+export const WAIT_MS = 20_000;
 
 /** The `tools/list` requests a fixture answered (every process of it), oldest first. */
 export async function toolLists(file: string): Promise<FixtureEvent[]> {
@@ -29,4 +33,31 @@ export async function expectPacedToolLists(file: string, at = Date.now()): Promi
   expect(lists.length).toBeGreaterThan(0);
   expect(lists.length).toBeLessThanOrEqual(mostToolLists(lists[0]!.at, at));
   return lists;
+}
+
+/**
+ * `pi -p "/mcp wait --timeout WAIT_MS" "/mcp status"` in a real Pi whose
+ * servers include a notifier writing `events`. Asserts that the wait settled
+ * and Pi exited within half the wait's timeout of the server's first list
+ * (a wait for a catalog that never settles reaches the timeout), after the
+ * re-list the notices of the connect's own list asked for (so they reached
+ * pi-mcp), and within the re-list pace, and that `/mcp status` then
+ * matched `status`.
+ */
+export async function expectWaitEndsEarly(home: Pick<PiHome, "home" | "cwd">, events: string, status: RegExp): Promise<void> {
+  const run = await runPi({
+    home: home.home,
+    cwd: home.cwd,
+    extensions: [REPO_ROOT],
+    args: ["-p", `/mcp wait --timeout ${WAIT_MS}`, "/mcp status"],
+    timeoutMs: 90_000,
+  });
+  const exitedAt = Date.now();
+  expect(run.timedOut).toBe(false);
+  expect(run.code, run.stderr).toBe(0);
+  expect(run.stdout).not.toMatch(/Still connecting|still being re-listed/);
+  expect(run.stdout).toMatch(status);
+  const lists = await expectPacedToolLists(events, exitedAt);
+  expect(lists.length).toBeGreaterThanOrEqual(2);
+  expect(exitedAt - lists[0]!.at).toBeLessThan(WAIT_MS / 2);
 }

@@ -193,3 +193,16 @@ export function runProcess(
     });
   });
 }
+
+/** The pi-mcp CLI from source as its own process, in a Pi home's project and on its settings (its agent folder). */
+export function piMcpInHome(
+  home: { readonly home: string; readonly agentDir: string; readonly cwd: string },
+  argv: readonly string[],
+  timeoutMs = 90_000,
+): Promise<ProcessResult> {
+  return runProcess(nodeBinary(), ["--experimental-transform-types", "--no-warnings", join(REPO_ROOT, "cli/index.ts"), ...argv], {
+    cwd: home.cwd,
+    env: { PATH: projectPath(), HOME: home.home, PI_CODING_AGENT_DIR: home.agentDir },
+    timeoutMs,
+  });
+}

@@ -16,6 +16,7 @@ import {
 } from "../../src/runtime/relist.ts";
 import { formatStatus } from "../../src/commands/runtime.ts";
 import { fixtureServer, startHost, stopAllHosts } from "../helpers/host.ts";
+import { expectPacedToolLists, toolLists, WAIT_MS } from "../helpers/relists.ts";
 import { fixtureEvents } from "../helpers/servers.ts";
 import { eventually } from "../helpers/wait.ts";
 
@@ -174,6 +175,40 @@ describe("a server that announces a change before every list it answers", () => 
     );
     expect(Date.now() - heldAt).toBeGreaterThanOrEqual(RELIST_INTERVAL_MS / 2);
     expect(await h.host.settled(5_000)).toBe(true);
+  }, 90_000);
+
+  it("lets settled and flushTools return long before their timeouts when every list differs, offers each new list, and re-lists at the pace", async () => {
+    const events = join(dir, "events.jsonl");
+    const h = await startHost({
+      n: fixtureServer("notifier", { FIXTURE_EVENTS: events, FIXTURE_NOTIFY_AT_START: "1", FIXTURE_CHANGING: "1" }),
+    });
+    const waits = async () => {
+      for (const wait of [() => h.host.settled(WAIT_MS), () => h.host.flushTools(WAIT_MS)]) {
+        const started = Date.now();
+        expect(await wait()).toBe(true);
+        expect(Date.now() - started).toBeLessThan(WAIT_MS / 2);
+      }
+    };
+    await waits();
+    expect(h.status("n").state).toBe("connected");
+    // The burst goes at once (each list differs, so each reaches Pi), then the pace holds re-lists back.
+    await h.waitUntil(() => h.status("n").noisy !== undefined, 30_000);
+    await waits();
+    const burst = await expectPacedToolLists(events);
+    // While the lists keep changing the server is re-listed one list per interval, never more.
+    await eventually(
+      async () => (await toolLists(events)).length >= burst.length + 3,
+      30_000,
+      () => "no re-lists after the burst",
+    );
+    const lists = await expectPacedToolLists(events);
+    await waits();
+    // Every list differed (gen_<N>, N the lists answered before it): the newest reached Pi, the ones before it were withdrawn.
+    await h.host.flushTools();
+    const generations = [...h.sink.active].filter((name) => name.startsWith("mcp__n__gen_"));
+    expect(generations).toHaveLength(1);
+    expect(Number(generations[0]!.slice("mcp__n__gen_".length))).toBeGreaterThanOrEqual(lists.length - 1);
+    expect(h.sink.active.has("mcp__n__echo")).toBe(true);
   }, 90_000);
 
   it("bounds settled by its timeout when an announced re-list never comes back", async () => {
