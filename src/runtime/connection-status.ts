@@ -7,7 +7,7 @@ import { PiMcpError } from "../kernel/errors.ts";
 import { safeText } from "../safety/text.ts";
 import type { ServerCatalog } from "./catalog.ts";
 import { exposureOf } from "./exposure.ts";
-import type { Reconnection } from "./errors.ts";
+import { lastRetryFailure, type Reconnection } from "./errors.ts";
 import type { MinuteCounter, RelistPace } from "./relist.ts";
 
 /** What a connection knows that its status shows. */
@@ -91,7 +91,7 @@ export function notConnected(
   if (reconnection)
     return new PiMcpError(
       "connection_failed",
-      `MCP server "${name}" is reconnecting${reconnection.cause ? ` after ${reconnection.cause}` : ""} (${reconnection.retry})`,
+      `MCP server "${name}" is reconnecting${reconnection.cause ? ` after ${reconnection.cause}` : ""} (${reconnection.retry})${lastRetryFailure(reconnection)}`,
     );
   return new PiMcpError("connection_failed", `MCP server "${name}" is not connected (${state}${cause ? `: ${cause}` : ""})`);
 }

@@ -52,6 +52,8 @@ export class ServerConnection implements LiveServer {
    * requests wait for the reconnect. Cleared by any state that ends it.
    */
   private reconnecting = false;
+  /** While reconnecting: why the connection closed (the crash), whatever its retries' own failures say since. */
+  private lostCauseText: string | undefined;
   /**
    * Closed on purpose (`close`): no attempt begins (a retry, a renewed
    * session) until `start`. The connection's own lifetime, not whether an
@@ -308,7 +310,7 @@ export class ServerConnection implements LiveServer {
     throw notConnected(this.name, this.stateValue, this.causeText, this.reconnection);
   }
 
-  /** While the server reconnects after an unexpected close: why it closed, and the retry in progress; undefined otherwise. */
+  /** While the server reconnects after an unexpected close: why it closed, the retry in progress and why the last retry failed; undefined otherwise. */
   get reconnection(): Reconnection | undefined {
     if (!this.reconnecting) return undefined;
     const retry = retryWords({
@@ -317,7 +319,9 @@ export class ServerConnection implements LiveServer {
       maxRetries: this.host.config.retry.maxRetries,
       ...(this.retries.nextRetryAt !== undefined && { nextRetryAt: this.retries.nextRetryAt }),
     });
-    return { ...(this.causeText !== undefined && { cause: this.causeText }), retry };
+    const cause = this.lostCauseText ?? this.causeText;
+    const lastFailure = this.causeText !== cause ? this.causeText : undefined;
+    return { ...(cause !== undefined && { cause }), retry, ...(lastFailure !== undefined && { lastFailure }) };
   }
 
   /**
@@ -453,7 +457,8 @@ export class ServerConnection implements LiveServer {
     this.reconnecting = true;
     // The transport closed it for a reason of its own (a message over the size cap): that is the cause.
     const { error, cause } = attempt.lostCause();
-    this.fail(error, cause);
+    this.lostCauseText = cause ?? this.describe(error);
+    this.fail(error, this.lostCauseText);
   }
 
   /** Why the transport closed the current attempt's connection itself, for the requests that close ended (undefined: it just closed). */
@@ -467,7 +472,8 @@ export class ServerConnection implements LiveServer {
     await this.drop(this.current);
     this.retries.broke();
     this.reconnecting = true;
-    this.fail(error);
+    this.lostCauseText = this.describe(error);
+    this.fail(error, this.lostCauseText);
   }
 
   /** Complete catalog sizes for `test` (see CatalogUpkeep.counts); `failed` hears why a listing failed. */
@@ -566,7 +572,10 @@ export class ServerConnection implements LiveServer {
   private setState(state: ConnectionState): void {
     const was = this.stateValue;
     // Connected again, or ended otherwise: no longer reconnecting.
-    if (state !== "retrying" && state !== "connecting") this.reconnecting = false;
+    if (state !== "retrying" && state !== "connecting") {
+      this.reconnecting = false;
+      this.lostCauseText = undefined;
+    }
     this.stateValue = state;
     this.stateChanges.notify();
     if (was === "connected" && state !== "connected")

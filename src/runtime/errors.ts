@@ -101,10 +101,20 @@ function isTimeout(error: unknown): boolean {
   return error instanceof SdkError && error.code === SdkErrorCode.RequestTimeout;
 }
 
-/** A server reconnecting after an unexpected close: why it closed (redacted already), and the retry in progress ("retry 1 of 2 in 1 s"). */
+/**
+ * A server reconnecting after an unexpected close: why it closed (redacted
+ * already), the retry in progress ("retry 1 of 2 in 1 s"), and why the last
+ * retry failed, once one has.
+ */
 export interface Reconnection {
   readonly cause?: string;
   readonly retry: string;
+  readonly lastFailure?: string;
+}
+
+/** ". The last retry failed: …" once a retry of the reconnect has failed; "" before. */
+export function lastRetryFailure(reconnection: Reconnection): string {
+  return reconnection.lastFailure === undefined ? "" : `. The last retry failed: ${reconnection.lastFailure}`;
 }
 
 /**
@@ -147,7 +157,7 @@ export function requestFailure(
   if (isConnectionLost(error)) {
     const during = how.during ? ` ${how.during}` : "";
     const reconnecting = how.reconnecting
-      ? `${how.reconnecting.cause ? ` (${how.reconnecting.cause})` : ""}; it is reconnecting (${how.reconnecting.retry})`
+      ? `${how.reconnecting.cause ? ` (${how.reconnecting.cause})` : ""}; it is reconnecting (${how.reconnecting.retry})${lastRetryFailure(how.reconnecting)}`
       : "";
     return new PiMcpError(
       "connection_failed",

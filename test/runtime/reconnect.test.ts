@@ -2,7 +2,7 @@
 // tools stay offered, calls made meanwhile wait for it and run, a tool is
 // "not offered any more" only when the server's new list lacks it, and a call
 // that still fails names the crash and the retry in progress.
-import { mkdtemp, rm } from "node:fs/promises";
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
@@ -79,7 +79,7 @@ describe("a server that crashes and cannot come back", () => {
     await expect(h.call("mcp__c__crash")).rejects.toThrow(/it is reconnecting \(retry 1 of 2 in 0 s\)/);
     // Made while it retries: it waits for the retry, which fails; the call says the server is reconnecting, or failed.
     await expect(h.call("mcp__c__ok")).rejects.toThrow(
-      /MCP server "c" is (reconnecting after the server process exited with code 1 while connecting.*\(retry 2 of 2|not connected \(failed: the server process exited with code 1)/,
+      /MCP server "c" is (reconnecting after the connection closed unexpectedly: the server process exited with code 1 \(retry 2 of 2 [^)]+\)\. The last retry failed: the server process exited with code 1 while connecting|not connected \(failed: the server process exited with code 1)/,
     );
     await h.waitForState("c", "failed");
     await h.waitUntil(() => h.sink.active.size === 0);
@@ -87,5 +87,34 @@ describe("a server that crashes and cannot come back", () => {
       /^MCP tool mcp__c__ok is not offered any more: MCP server "c" is failed: the server process exited with code 1 while connecting/,
     );
     expect(h.host.systemPrompt("")).not.toContain(INSTRUCTIONS);
+  });
+});
+
+describe("a server killed while connected whose restart never answers the handshake", () => {
+  it("fails a call made while it reconnects once the reconnect's connect timeout is spent, not later, naming the crash, the retry in progress and why the last retry failed", async () => {
+    const connectTimeoutMs = 1_500;
+    const retry = { maxRetries: 10, initialDelayMs: 100, maxDelayMs: 100 };
+    // The gate exists for the first process only: a restart waits for it, answering nothing.
+    const gate = join(dir, "gate");
+    await writeFile(gate, "");
+    const h = await startHost(
+      { w: fixtureServer("witness", { FIXTURE_START_GATE: gate }) },
+      // A request timeout far beyond the bound: the call's wait must not be measured by it.
+      { connectTimeoutMs, requestTimeoutMs: 120_000, retry },
+    );
+    await h.waitForTools(1, { server: "w" });
+    await rm(gate);
+    process.kill(h.status("w").pid!, "SIGKILL");
+    await h.waitForState("w", ["retrying", "connecting"]);
+    const started = Date.now();
+    await expect(h.call("mcp__w__count")).rejects.toThrow(
+      /^MCP server "w" is reconnecting after the connection closed unexpectedly: the server process was stopped by signal SIGKILL \(retry \d+ of 10 (under way|in \d+ s)\)\. The last retry failed: connecting took longer than 1500 ms \(connectTimeoutMs\)/,
+    );
+    const elapsed = Date.now() - started;
+    // It waited for the retry scheduled and that attempt (connectTimeoutMs, and a second for the news
+    // to arrive), on a busy machine a few seconds more; never for the retries after it.
+    expect(elapsed).toBeGreaterThanOrEqual(connectTimeoutMs);
+    expect(elapsed).toBeLessThan(retry.maxDelayMs + connectTimeoutMs + 1_000 + 4_000);
+    expect(h.status("w").state).not.toBe("failed");
   });
 });
