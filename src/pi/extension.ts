@@ -240,6 +240,8 @@ export class PiMcpCore {
       await host.toolsSynced();
       // A re-decision (a model switch, a catalog change) reaches Pi before the run's first request: its registrations run in slices.
       if (host.budget.redecided) await this.session?.toolSink?.idle();
+      // A big catalog still registering is activated when it has all registered; the run's requests carry what is there now.
+      this.session?.toolSink?.activateRegistered();
       host.budget.hold();
       const supported = supportsExposure(this.pi);
       keepToolOrder(

@@ -12,13 +12,18 @@
  * before.
  *
  * The total is kept as low as Pi's public API allows: a direct tool is
- * registered with `defaultActive: false` and activated with its neighbours
- * by one `setActiveTools` (Pi's refresh of a registration costs less when
- * the registry's active set does not grow with it: ~30% less measured with
- * 2,000 tools), at most every ACTIVATE_EVERY_MS while a queue lasts (in a
- * slice of its own) and whenever it has drained. A tool's activation therefore follows its
- * registration by at most that long; Pi's model requests between slices see
- * what is active then.
+ * registered with `defaultActive: false` and activated with the others by
+ * one `setActiveTools` when the queue drains, or earlier when an agent run
+ * starts (`activateRegistered`: its requests carry what is registered by
+ * then). Pi's refresh of a registration walks its active tools as well as
+ * its registered ones, so tools activated while a big catalog is still
+ * registering make every later registration dearer: 5,000 tools registered
+ * inactive and activated at the end took Pi half the time (and less memory)
+ * of 5,000 activated as they came. A batch that fits in one slice, the
+ * common case, is registered and active before `register` returns. While
+ * registrations span slices, the heap is paced (heap-pacing.ts): Pi's
+ * discarded registries would otherwise let its memory grow to a multiple of
+ * its live heap.
  *
  * Operations keep their order: a deactivation queued after a registration
  * applies after it (pending activations are applied first). `close` drops
@@ -26,11 +31,10 @@
  */
 import type { ExtensionAPI, ToolDefinition } from "@earendil-works/pi-coding-agent";
 import { performance } from "node:perf_hooks";
+import { holdHeapPacing } from "./heap-pacing.ts";
 
 /** The longest a slice runs before it yields to the event loop (the TUI and the other servers). */
 export const SLICE_MS = 25;
-/** While a queue lasts, activations are applied at most this often (each costs Pi about one registration). */
-export const ACTIVATE_EVERY_MS = 1_000;
 
 type PiTools = Pick<ExtensionAPI, "registerTool" | "getActiveTools" | "setActiveTools" | "getAllTools">;
 
@@ -56,6 +60,8 @@ export interface RegistrationQueueOptions {
   readonly onError?: (name: string, error: unknown) => void;
   /** A tool reached Pi (the entry's rows drawn before it look for its renderers again). */
   readonly onRegistered?: () => void;
+  /** Held while registrations span slices (a big catalog): see heap-pacing.ts. Test seam. */
+  readonly pacing?: () => () => void;
   /** Test seams. */
   readonly sliceMs?: number;
   readonly now?: () => number;
@@ -68,9 +74,10 @@ export class RegistrationQueue {
   private next = 0;
   private readonly pendingActive = new Set<string>();
   private readonly pendingReaching = new Set<string>();
-  private lastActivation: number;
   private scheduled = false;
   private closed = false;
+  /** Releases the heap pacing held while registrations span slices. */
+  private releasePacing: (() => void) | undefined;
   private readonly waiters: (() => void)[] = [];
   private readonly options: RegistrationQueueOptions;
   private readonly now: () => number;
@@ -79,7 +86,6 @@ export class RegistrationQueue {
     this.pi = pi;
     this.options = options;
     this.now = options.now ?? (() => performance.now());
-    this.lastActivation = this.now();
   }
 
   /** Registers `tools` (each definition made in the slice that registers it), then activates `active` (and the reaching tools Pi has); runs at once as far as a slice goes. */
@@ -104,7 +110,7 @@ export class RegistrationQueue {
     this.push({ kind: "deactivate", names });
   }
 
-  /** Makes every tool registered so far active now, without waiting for the next activation (what a model request about to go out should see). */
+  /** Makes every tool registered so far active now, while the rest still registers (what an agent run about to start should see). */
   activateRegistered(): void {
     if (!this.closed) this.applyActivations();
   }
@@ -141,13 +147,6 @@ export class RegistrationQueue {
     this.scheduled = false;
     if (this.closed) return;
     const started = this.now();
-    // An activation due is a slice of its own: it costs Pi about as much as a registration.
-    const waiting = this.pendingActive.size > 0 || this.pendingReaching.size > 0;
-    if (waiting && this.next < this.operations.length && started - this.lastActivation >= ACTIVATE_EVERY_MS) {
-      this.applyActivations();
-      this.yieldSlice();
-      return;
-    }
     const budget = this.options.sliceMs ?? SLICE_MS;
     let done = 0;
     while (this.next < this.operations.length && (done === 0 || this.now() - started < budget)) {
@@ -162,12 +161,18 @@ export class RegistrationQueue {
     }
     this.operations.length = 0;
     this.next = 0;
+    // The activation costs Pi about what a registration does: it does not join a slice that used its budget.
+    if (this.pendingActive.size + this.pendingReaching.size > 0 && done > 0 && this.now() - started >= budget) {
+      this.yieldSlice();
+      return;
+    }
     this.applyActivations();
     this.wake();
   }
 
   /** The rest runs after a turn of the event loop (input, timers and I/O run there). */
   private yieldSlice(): void {
+    this.releasePacing ??= (this.options.pacing ?? holdHeapPacing)();
     this.scheduled = true;
     setImmediate(() => this.runSlice());
   }
@@ -202,7 +207,6 @@ export class RegistrationQueue {
 
   /** One setActiveTools for every tool waiting to be active (reaching tools only when Pi has them). */
   private applyActivations(): void {
-    this.lastActivation = this.now();
     if (this.pendingActive.size === 0 && this.pendingReaching.size === 0) return;
     const active = new Set(this.pi.getActiveTools());
     const missing = [...this.pendingActive].filter((name) => !active.has(name));
@@ -215,7 +219,13 @@ export class RegistrationQueue {
     if (missing.length > 0) this.pi.setActiveTools([...active, ...missing]);
   }
 
+  private endPacing(): void {
+    this.releasePacing?.();
+    this.releasePacing = undefined;
+  }
+
   private wake(): void {
+    this.endPacing();
     for (const resolve of this.waiters.splice(0)) resolve();
   }
 }
