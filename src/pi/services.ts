@@ -16,15 +16,14 @@ function piToolRegistry(pi: ExtensionAPI, rendering: ToolRendering | undefined, 
         description: tool.description,
         parameters: tool.parameters as never,
         ...rendering?.fixedTool(tool.name),
-        execute: async (_id, params, signal, onUpdate) =>
-          toPiResult(
-            await tool.execute((params ?? {}) as Record<string, unknown>, {
-              signal,
-              onProgress: (progress) =>
-                onUpdate?.({ content: [{ type: "text", text: `progress ${progress.progress}` }], details: { progress } }),
-            }),
-            pi,
-          ),
+        execute: async (_id, params, signal, onUpdate) => {
+          const outcome = await tool.execute((params ?? {}) as Record<string, unknown>, {
+            signal,
+            onProgress: (progress) =>
+              onUpdate?.({ content: [{ type: "text", text: `progress ${progress.progress}` }], details: { progress } }),
+          });
+          return toPiResult(outcome, pi, outcome.details);
+        },
       });
       registered?.();
       if (!defined.has(tool.name)) {

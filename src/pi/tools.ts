@@ -5,7 +5,7 @@ import { schemaForPi } from "../runtime/pi-schema.ts";
 import type { ToolSink } from "../runtime/host.ts";
 import type { CallOptions, ToolOutcome } from "../kernel/services.ts";
 import type { Exposure } from "../kernel/settings.ts";
-import type { ToolRendering, ToolRenderers } from "../kernel/pi-part.ts";
+import { namedServerTool, type ToolRendering, type ToolRenderers } from "../kernel/pi-part.ts";
 import { RegistrationQueue, type QueuedTool } from "./registration-queue.ts";
 
 /** A server tool as Pi registers it: its Pi name, its server, its MCP definition and how the model reaches it. */
@@ -35,12 +35,26 @@ function annotationsOf(tool: Tool): Record<string, boolean> | undefined {
  * `isError`, which keeps the whole result (images, details, a spill path);
  * older Pi marks only a tool that throws as failed, so there the text is thrown.
  */
-export function toPiResult(outcome: ToolOutcome, pi: ExtensionAPI) {
+export function toPiResult(outcome: ToolOutcome, pi: ExtensionAPI, details: Record<string, unknown> | undefined) {
   if (outcome.isError && !supportsExposure(pi)) {
     const text = outcome.content.flatMap((item) => (item.type === "text" ? [item.text] : [])).join("\n");
     throw new Error(text || "the MCP tool reported an error");
   }
-  return { content: outcome.content, details: outcome.details, ...(outcome.isError && { isError: true }) };
+  return { content: outcome.content, details, ...(outcome.isError && { isError: true }) };
+}
+
+/**
+ * The details Pi keeps of a server tool's result. A session keeps every
+ * result for good (and clones its transcript for every request), so a
+ * result whose details only name its server and tool, which its Pi name
+ * already says exactly (`mcp__<server>__<tool>`, neither sanitized nor
+ * suffixed), keeps none, as Pi's own tools: its row still names both.
+ */
+export function keptDetails(details: Record<string, unknown>, piName: string): Record<string, unknown> | undefined {
+  const keys = Object.keys(details);
+  if (keys.length !== 2 || typeof details.server !== "string" || typeof details.tool !== "string") return details;
+  const named = namedServerTool(piName);
+  return named.server === details.server && named.tool === details.tool ? undefined : details;
 }
 
 /** The Pi tools that reach tools the model is not declared: activated when some MCP tool needs them. */
@@ -86,19 +100,18 @@ export function piToolDefinition(
     parameters: schemaForPi(isRecord(tool.tool.inputSchema) ? tool.tool.inputSchema : { type: "object" }) as never,
     ...(annotations && { annotations }),
     ...renderers,
-    execute: async (_toolCallId, params, signal, onUpdate, ctx) =>
-      toPiResult(
-        await call((params ?? {}) as Record<string, unknown>, {
-          signal,
-          interactive: ctx?.hasUI === true && (ctx.mode === "tui" || ctx.mode === "rpc"),
-          onProgress: (progress) =>
-            onUpdate?.({
-              content: [{ type: "text", text: progressText(progress) }],
-              details: { server: tool.server, tool: tool.tool.name, progress },
-            }),
-        }),
-        pi,
-      ),
+    execute: async (_toolCallId, params, signal, onUpdate, ctx) => {
+      const outcome = await call((params ?? {}) as Record<string, unknown>, {
+        signal,
+        interactive: ctx?.hasUI === true && (ctx.mode === "tui" || ctx.mode === "rpc"),
+        onProgress: (progress) =>
+          onUpdate?.({
+            content: [{ type: "text", text: progressText(progress) }],
+            details: { server: tool.server, tool: tool.tool.name, progress },
+          }),
+      });
+      return toPiResult(outcome, pi, keptDetails(outcome.details, tool.name));
+    },
   } as ToolDefinition;
 }
 
