@@ -11,20 +11,24 @@ export type SchemaCheck = { ok: true } | { ok: false; message: string };
  * the tool that carries it, and only when that tool is used.
  */
 export class LazySchemas {
-  // ownProperties: a property named `toString` or `constructor` is present only when the value has it (never inherited).
-  // code.regExp: a server's `pattern` runs in linear time (RE2), never in V8's backtracking RegExp.
-  private readonly ajv = new Ajv2020({
-    strict: false,
-    allErrors: true,
-    validateFormats: false,
-    ownProperties: true,
-    code: { regExp: linearRegExp },
-  });
+  /** Made at the first check: a host that starts (and a session whose tools are never called) pays nothing for it. */
+  private engine: Ajv2020 | undefined;
   private readonly compiled = new WeakMap<object, ValidateFunction | Error>();
 
-  constructor() {
+  private get ajv(): Ajv2020 {
+    if (this.engine) return this.engine;
+    // ownProperties: a property named `toString` or `constructor` is present only when the value has it (never inherited).
+    // code.regExp: a server's `pattern` runs in linear time (RE2), never in V8's backtracking RegExp.
+    this.engine = new Ajv2020({
+      strict: false,
+      allErrors: true,
+      validateFormats: false,
+      ownProperties: true,
+      code: { regExp: linearRegExp },
+    });
     // Many servers still declare draft-07 (zod-to-json-schema's default); the MCP default is 2020-12.
-    this.ajv.addMetaSchema(draft07);
+    this.engine.addMetaSchema(draft07);
+    return this.engine;
   }
 
   check(schema: unknown, value: unknown, what: string): SchemaCheck {
