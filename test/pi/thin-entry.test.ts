@@ -72,8 +72,15 @@ it("reading the catalog cache and registering its tools in the factory loads no 
     env,
     encoding: "utf8",
     timeout: 60_000,
+    // Every edge of the module graph, Pi's own included: about 0.8 MiB from a checkout at /work/main, more from a
+    // longer path (spawnSync's default 1 MiB cap killed the probe, status null, in a clone under /tmp/…/clone).
+    maxBuffer: 64 * 1024 * 1024,
   });
-  expect(run.status, run.stderr).toBe(0);
+  expect({ status: run.status, signal: run.signal, error: run.error?.message }, run.stderr).toEqual({
+    status: 0,
+    signal: null,
+    error: undefined,
+  });
   const { edges, tools, factoryMs } = JSON.parse(run.stdout) as { edges: [string, string][]; tools: string[]; factoryMs: number };
   expect(tools).toHaveLength(500);
   expect(tools[0]).toBe("mcp__srv__tool0");
