@@ -1,7 +1,7 @@
 import type { ChildProcess } from "node:child_process";
 import { isAbsolute, resolve } from "node:path";
 import { StringDecoder } from "node:string_decoder";
-import { deserializeMessage, ReadBuffer, type JSONRPCMessage } from "@modelcontextprotocol/client";
+import { deserializeMessage, ReadBuffer, specTypeSchemas, type JSONRPCMessage } from "@modelcontextprotocol/client";
 import { StdioClientTransport, type StdioServerParameters } from "@modelcontextprotocol/client/stdio";
 import { MessageTooLargeError, TransportClosedError } from "../../src/kernel/errors.ts";
 import { MAX_MESSAGE_BYTES } from "../../src/kernel/limits.ts";
@@ -95,24 +95,31 @@ export class LinearReadBuffer extends ReadBuffer {
 /**
  * One line as a JSON-RPC message, as the SDK's deserializeMessage reads it
  * (JSON.parse, then the SDK's JSON-RPC message schema).
- * The common answer, a result without `_meta` (`{jsonrpc: "2.0", id, result}`
- * and nothing else), is taken as parsed: the SDK's Zod parse of it accepts
- * exactly that shape and only copies it (about a tenth of a call's CPU in
- * Pi's process, for every answer). Anything else (requests, notifications,
- * errors, a result with `_meta`, whose parse also repairs a malformed
- * serverInfo) goes through the SDK's parse.
+ * The common answer, a result (`{jsonrpc: "2.0", id, result}` and nothing
+ * else), is taken as parsed: the SDK's Zod parse of it accepts exactly that
+ * shape and only copies it, apart from the result's `_meta`, which alone goes
+ * through the SDK's schema (it drops a malformed serverInfo stamp, which
+ * every 2026-07-28 result carries). The whole-message parse was about a tenth
+ * of a call's CPU in Pi's process, for every answer. Anything else
+ * (requests, notifications, errors) goes through the SDK's parse.
  */
 export function parseMessage(line: string): JSONRPCMessage {
   const message: unknown = JSON.parse(line);
-  if (isPlainResult(message)) return message as JSONRPCMessage;
-  return deserializeMessage(line); // read again: the SDK does not export its message schema
+  if (!isResultShape(message)) return deserializeMessage(line); // read again: the SDK does not export its message schema
+  const { result } = message;
+  if (result._meta === undefined) return message as JSONRPCMessage;
+  const meta = resultMeta.validate(result._meta);
+  if (meta instanceof Promise || meta.issues) return deserializeMessage(line); // not an object: the SDK says why
+  return { jsonrpc: message.jsonrpc, id: message.id, result: { ...result, _meta: meta.value } } as JSONRPCMessage;
 }
 
-function isPlainResult(message: unknown): boolean {
+const resultMeta = specTypeSchemas.ResultMetaObject["~standard"];
+
+function isResultShape(message: unknown): message is { jsonrpc: "2.0"; id: string | number; result: Record<string, unknown> } {
   if (typeof message !== "object" || message === null || Array.isArray(message)) return false;
   const { jsonrpc, id, result } = message as Record<string, unknown>;
   if (jsonrpc !== "2.0" || (typeof id !== "string" && !Number.isInteger(id))) return false;
-  if (typeof result !== "object" || result === null || Array.isArray(result) || "_meta" in result) return false;
+  if (typeof result !== "object" || result === null || Array.isArray(result)) return false;
   let keys = 0;
   for (const _key in message) keys++;
   return keys === 3;

@@ -28,6 +28,23 @@ const LINES: Record<string, unknown> = {
     id: 1,
     result: { _meta: { "io.modelcontextprotocol/serverInfo": 42 }, content: [] },
   },
+  "a 2026-07-28 result with its serverInfo stamp": {
+    jsonrpc: "2.0",
+    id: 2,
+    result: {
+      content: [{ type: "text", text: "x" }],
+      resultType: "complete",
+      _meta: { "io.modelcontextprotocol/serverInfo": { name: "s", version: "1.0.0", extra: true }, other: { a: [1] } },
+    },
+  },
+  "a result whose serverInfo stamp lacks its version (the SDK drops it)": {
+    jsonrpc: "2.0",
+    id: 1,
+    result: { _meta: { "io.modelcontextprotocol/serverInfo": { name: "s" } } },
+  },
+  "a result whose _meta is a list": { jsonrpc: "2.0", id: 1, result: { _meta: [1], content: [] } },
+  "a result whose _meta is a string": { jsonrpc: "2.0", id: 1, result: { _meta: "x" } },
+  "a result whose _meta is null": { jsonrpc: "2.0", id: 1, result: { _meta: null } },
   "a result with an extra top-level key": { jsonrpc: "2.0", id: 1, result: {}, extra: true },
   "a result of another JSON-RPC version": { jsonrpc: "1.0", id: 1, result: {} },
   "a result with a fractional id": { jsonrpc: "2.0", id: 1.5, result: {} },
