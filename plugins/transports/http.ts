@@ -1,4 +1,3 @@
-import { AsyncLocalStorage } from "node:async_hooks";
 import {
   INTERNAL_ERROR,
   isJSONRPCErrorResponse,
@@ -18,7 +17,7 @@ import type { RemoteDefinition } from "../../src/kernel/settings.ts";
 import { MessageTooLargeError } from "../../src/kernel/errors.ts";
 import { MAX_MESSAGE_BYTES } from "../../src/kernel/limits.ts";
 import type { TransportContext } from "../../src/kernel/types.ts";
-import { boundedFetch, fetchUntil } from "../../src/safety/bounded-fetch.ts";
+import { boundedFetch, fetchUntil, type Exchange } from "../../src/safety/bounded-fetch.ts";
 import { transportPlugin } from "./plugin.ts";
 
 /**
@@ -40,6 +39,8 @@ type MessageHandler = (message: JSONRPCMessage, extra?: MessageExtraInfo) => voi
 interface InFlight {
   readonly id: RequestId;
   answered: boolean;
+  /** The id of the last event of its stream (what a resumption sends as Last-Event-ID). */
+  lastEventId?: string;
   /** Why its stream failed, when that was the size cap. */
   tooLarge?: MessageTooLargeError;
 }
@@ -61,19 +62,17 @@ interface InFlight {
 export class BoundedStreamableHttpTransport extends StreamableHTTPClientTransport {
   private readonly inFlight: Map<RequestId, InFlight>;
   private readonly lifetime: AbortController;
-  /** The request whose send (and response stream) the current fetch belongs to. */
-  private readonly sending: AsyncLocalStorage<InFlight>;
+  private readonly endpoint: string;
   private protocolHandler: MessageHandler | undefined;
 
   constructor(url: URL, options: StreamableHTTPClientTransportOptions, maxMessageBytes = MAX_MESSAGE_BYTES) {
-    const sending = new AsyncLocalStorage<InFlight>();
     const self: { transport?: BoundedStreamableHttpTransport } = {};
     // Every exchange ends with the transport, also the OAuth discovery the SDK runs through this fetch after a 401.
     const lifetime = new AbortController();
     super(url, {
       ...options,
-      fetch: boundedFetch(fetchUntil(options.fetch ?? fetch, lifetime.signal), maxMessageBytes, (error) =>
-        self.transport?.tooLarge(error, sending.getStore()),
+      fetch: boundedFetch(fetchUntil(options.fetch ?? fetch, lifetime.signal), maxMessageBytes, (error, eventStream, exchange) =>
+        self.transport?.tooLarge(error, eventStream, exchange),
       ),
       reconnectionOptions: RESUMPTION,
       reconnectionScheduler: (reconnect, delay) => {
@@ -83,7 +82,7 @@ export class BoundedStreamableHttpTransport extends StreamableHTTPClientTranspor
     });
     self.transport = this;
     this.lifetime = lifetime;
-    this.sending = sending;
+    this.endpoint = url.href;
     this.inFlight = new Map();
     // The protocol sets `onmessage` once it connects; answers pass through here first, to mark their request answered.
     const deliver: MessageHandler = (message, extra) => this.deliver(message, extra);
@@ -112,8 +111,12 @@ export class BoundedStreamableHttpTransport extends StreamableHTTPClientTranspor
       options?.onRequestStreamEnd?.();
       this.streamEnded(request);
     };
+    const onresumptiontoken = (token: string) => {
+      request.lastEventId = token;
+      options?.onresumptiontoken?.(token);
+    };
     try {
-      await this.sending.run(request, () => super.send(message, { ...options, onRequestStreamEnd }));
+      await super.send(message, { ...options, onRequestStreamEnd, onresumptiontoken });
     } catch (error) {
       this.inFlight.delete(message.id); // the send itself failed: the protocol rejects the request with this error
       throw error;
@@ -141,14 +144,51 @@ export class BoundedStreamableHttpTransport extends StreamableHTTPClientTranspor
     });
   }
 
-  /** A body over the cap: a request's response fails that request; the notification stream closes the connection. */
-  private tooLarge(error: MessageTooLargeError, request: InFlight | undefined): void {
-    if (request) {
-      request.tooLarge = error;
-      return;
+  /**
+   * A body over the cap. A request's response (its POST's answer, or the
+   * resumption of its stream) fails that request; the notification stream
+   * closes the connection. Any other exchange (the OAuth discovery the SDK
+   * runs after a 401) fails where it is read, with this error.
+   */
+  private tooLarge(error: MessageTooLargeError, eventStream: boolean, exchange: Exchange): void {
+    const request = this.requestOf(exchange.init);
+    if (request) request.tooLarge = error;
+    else if (eventStream && this.isNotificationStream(exchange)) {
+      this.onerror?.(new MessageTooLargeError(error.limitBytes, "HTTP event stream", true));
+      this.close().catch(() => undefined);
     }
-    this.onerror?.(new MessageTooLargeError(error.limitBytes, "HTTP event stream", true));
-    this.close().catch(() => undefined);
+  }
+
+  /**
+   * The request in flight an exchange belongs to: the POST that sent it
+   * (read from its body, only when a body was over the cap), or the
+   * resumption of its stream (a GET with its last event's id).
+   */
+  private requestOf(init: RequestInit | undefined): InFlight | undefined {
+    if (typeof init?.body === "string") {
+      const id = requestIdIn(init.body);
+      return id === undefined ? undefined : this.inFlight.get(id);
+    }
+    const lastEventId = new Headers(init?.headers).get("last-event-id");
+    if (lastEventId === null) return undefined;
+    for (const request of this.inFlight.values()) if (request.lastEventId === lastEventId) return request;
+    return undefined;
+  }
+
+  /** The server's own event stream: a GET of the endpoint that resumes no request. */
+  private isNotificationStream({ url, init }: Exchange): boolean {
+    const method = init?.method ?? "GET";
+    return method.toUpperCase() === "GET" && String(url) === this.endpoint && !new Headers(init?.headers).has("last-event-id");
+  }
+}
+
+/** The id of the JSON-RPC request a POST body holds, if it holds one. */
+function requestIdIn(body: string): RequestId | undefined {
+  try {
+    const message: unknown = JSON.parse(body);
+    return isJSONRPCRequest(message) ? message.id : undefined;
+  } catch {
+    return undefined;
   }
 }
 

@@ -101,22 +101,9 @@ export class ConnectAttempt {
     return (this.transport as { sessionId?: string } | undefined)?.sessionId;
   }
 
-  /** Connects (the SDK's console output goes to the connection's log: see scopesSdkOutput); rejects when the attempt failed. */
+  /** Connects (the SDK's console output goes to the connection's log); rejects when the attempt failed. */
   open(): Promise<void> {
-    return this.scopesSdkOutput() ? withSdkOutput(this.seat.sdkSink, () => this.connectOnce()) : this.connectOnce();
-  }
-
-  /**
-   * Whether this server's work runs in a scope that claims what the SDK
-   * prints. The SDK prints only from its HTTP and OAuth code, which a stdio
-   * server never runs; and a scope turns on Node's async context tracking
-   * (AsyncLocalStorage) for every promise in Pi's process, for good: about
-   * 90 ns each, 0.2–0.5 ms of CPU per agent turn in a real Pi. A stdio
-   * server's work stays unscoped; whatever the SDK printed there would be
-   * dropped, never shown.
-   */
-  private scopesSdkOutput(): boolean {
-    return this.seat.context().server.transport !== "stdio";
+    return withSdkOutput(this.seat.sdkSink, () => this.connectOnce());
   }
 
   /** Closes it (see AttemptEnd). Closing on purpose is not a lost connection: no retry may start from it. */
@@ -257,7 +244,7 @@ export class ConnectAttempt {
     this.phase = "setting up its transport";
     const handle = await hooks.createTransport.promise({ ...seat.context(), auth });
     if (!handle) throw new PiMcpError("invalid_settings", `no transport plugin handles "${seat.context().server.transport}"`);
-    if (this.scopesSdkOutput()) sdkOutputOf(handle.transport, seat.sdkSink);
+    sdkOutputOf(handle.transport, seat.sdkSink);
     this.parts.handle = handle;
     this.parts.transport = handle.transport;
     // Closed while the hooks ran: start nothing (a close cannot see a client that does not exist yet).

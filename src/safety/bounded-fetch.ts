@@ -5,6 +5,12 @@ import { MAX_MESSAGE_BYTES } from "../kernel/limits.ts";
 const LF = 0x0a;
 const CR = 0x0d;
 
+/** One fetch's request, as its caller made it. */
+export interface Exchange {
+  readonly url: string | URL;
+  readonly init: RequestInit | undefined;
+}
+
 /**
  * A fetch whose response bodies hold at most one message of `maxBytes`
  * each, so nothing a server sends can grow the host's memory past it:
@@ -16,12 +22,13 @@ const CR = 0x0d;
  *
  * Past the cap the body fails with MessageTooLargeError (the reading stops,
  * the connection to the server is dropped), and `onTooLarge` learns of it
- * first, so the transport can tell which request or stream it ended.
+ * first, with the exchange's request, so the transport can tell which
+ * request or stream it ended.
  */
 export function boundedFetch(
   base: FetchLike,
   maxBytes: number,
-  onTooLarge: (error: MessageTooLargeError, eventStream: boolean) => void,
+  onTooLarge: (error: MessageTooLargeError, eventStream: boolean, exchange: Exchange) => void,
 ): FetchLike {
   return async (url, init) => {
     const response = await base(url, init);
@@ -29,7 +36,7 @@ export function boundedFetch(
     const eventStream = /^text\/event-stream\b/i.test(response.headers.get("content-type") ?? "");
     const tooLarge = () => {
       const error = new MessageTooLargeError(maxBytes, eventStream ? "HTTP event stream" : "HTTP response", false);
-      onTooLarge(error, eventStream);
+      onTooLarge(error, eventStream, { url, init });
       return error;
     };
     const declared = Number(response.headers.get("content-length") ?? Number.NaN);
