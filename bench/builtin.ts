@@ -6,7 +6,8 @@
  *
  * - Round trip of one tool call through Pi (bench/pi/call-loop.ts: the model
  *   calls a stdio fixture tool answering 1,000 characters over and over; the
- *   time between two model requests), and the main thread's CPU time per call.
+ *   time between two model requests), and the main thread's CPU time per call;
+ *   the same against a Streamable HTTP fixture on loopback.
  * - What the session keeps per call: the JS heap after a full collection
  *   (NODE_OPTIONS=--expose-gc) after the warm-up calls and after the last,
  *   per call; beside Pi's own `read` of a file holding the same text (a
@@ -20,6 +21,7 @@ import { readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { makePiHome, NODE, REPO_ROOT, runPi } from "../test/e2e/harness/pi.ts";
 import { fixturePath, median, round, type BenchResult, type Row } from "./lib.ts";
+import { startHttpFixture } from "../test/helpers/servers.ts";
 import type { StallReport } from "../test/e2e/fixtures/stall-probe.ts";
 import { registrationRun } from "./registration.ts";
 import { firstStart } from "./startup.ts";
@@ -51,13 +53,29 @@ async function configure(agentDir: string, side: Side, name: string, command: st
   else await writeFile(join(agentDir, "mcp.json"), JSON.stringify({ mcpServers: { [name]: { command, args, env, exposure: "direct" } } }));
 }
 
+/** Writes the settings of `side` for one Streamable HTTP server named `name`. */
+async function configureRemote(agentDir: string, side: Side, name: string, url: string) {
+  if (side === "pi-mcp") await writeFile(join(agentDir, "settings.json"), JSON.stringify({ mcp: { servers: { [name]: { url } } } }));
+  else await writeFile(join(agentDir, "mcp.json"), JSON.stringify({ mcpServers: { [name]: { url, exposure: "direct" } } }));
+}
+
+/** Where the called tool runs: a stdio fixture Pi starts, or a Streamable HTTP fixture on loopback (2025 era, JSON answers). */
+type CallTransport = "stdio" | "http";
+
 /**
  * One Pi run of the call loop: `side`'s call of the `big-output` fixture's `big` ({bytes}: a text of that many
  * characters; small arguments, so the transcript holds the result and little else), or Pi's own `read` (side
  * "read") of a file holding the same text.
  */
-export async function callLoop(side: Side | "read", calls: number, warmup: number, bytes: number): Promise<LoopResult> {
+export async function callLoop(
+  side: Side | "read",
+  calls: number,
+  warmup: number,
+  bytes: number,
+  transport: CallTransport = "stdio",
+): Promise<LoopResult> {
   const home = await makePiHome();
+  const remote = side !== "read" && transport === "http" ? await startHttpFixture("http-faults") : undefined;
   try {
     const out = join(home.home, "loop.json");
     let env: Record<string, string>;
@@ -65,7 +83,8 @@ export async function callLoop(side: Side | "read", calls: number, warmup: numbe
       await writeFile(join(home.cwd, "big.txt"), "x".repeat(bytes));
       env = { BENCH_TOOL: "read", BENCH_ARGS: JSON.stringify({ path: "big.txt" }) };
     } else {
-      await configure(home.agentDir, side, "out", NODE, [fixturePath("big-output")]);
+      if (remote) await configureRemote(home.agentDir, side, "out", remote.url);
+      else await configure(home.agentDir, side, "out", NODE, [fixturePath("big-output")]);
       env = { BENCH_TOOL: "mcp__out__big", BENCH_ARGS: JSON.stringify({ bytes }) };
     }
     const run = await runPi({
@@ -89,6 +108,7 @@ export async function callLoop(side: Side | "read", calls: number, warmup: numbe
     if (result.failures > 0) throw new Error(`call loop (${side}): ${result.failures} calls failed: ${result.firstError}`);
     return result;
   } finally {
+    await remote?.stop();
     await home.cleanup();
   }
 }
@@ -118,6 +138,18 @@ export async function builtin({
   const cpu = (side: Side | "read") => loops.get(side)!.map((loop) => loop.cpuPerCallMs);
   const kept = (side: Side | "read") => loops.get(side)!.map((loop) => loop.retainedPerCall ?? Number.NaN);
   const callRatio = paired(perCall, "pi-mcp", "built-in");
+
+  // The same calls to a Streamable HTTP server on loopback (started by the bench, the same for both sides).
+  const remoteLoops: Record<Side, LoopResult[]> = { "pi-mcp": [], "built-in": [] };
+  for (let i = 0; i < rounds; i++) {
+    const order: Side[] = i % 2 === 0 ? ["pi-mcp", "built-in"] : ["built-in", "pi-mcp"];
+    for (const side of order) remoteLoops[side].push(await callLoop(side, calls, warmup, bytes, "http"));
+  }
+  const remotePerCall = (side: Side) => remoteLoops[side].map((loop) => median(loop.perCallMs));
+  const remoteCpu = (side: Side) => remoteLoops[side].map((loop) => loop.cpuPerCallMs);
+  const pairedRemote = (values: (side: Side) => number[]) =>
+    median(values("pi-mcp").map((value, i) => value / values("built-in")[i]!));
+  const remoteRatio = pairedRemote(remotePerCall);
 
   // One server of 1,000 tools on a first start (bench 3b's runs): spawn → the first model request, and its tools.
   const first = await firstStart({ rounds: firstRounds, servers: 1, tools: firstTools });
@@ -159,6 +191,24 @@ export async function builtin({
       piMcp: round(median(cpu("pi-mcp")), 2),
       raw: round(median(cpu("built-in")), 2),
       ratio: round(paired(cpu, "pi-mcp", "built-in"), 2),
+      unit: "ms",
+    },
+    {
+      bench: "8. vs Pi's built-in MCP",
+      metric: `the same round trip to a Streamable HTTP server on loopback (a 2025-era fixture answering ${bytes} characters as JSON; ${rounds} runs each side)`,
+      piMcp: round(median(remotePerCall("pi-mcp")), 2),
+      raw: round(median(remotePerCall("built-in")), 2),
+      ratio: round(remoteRatio, 2),
+      unit: "ms",
+      goal: "ratio ≤ 1.00",
+      met: remoteRatio <= 1,
+    },
+    {
+      bench: "8. vs Pi's built-in MCP",
+      metric: "Pi's main-thread CPU per call over Streamable HTTP (same runs)",
+      piMcp: round(median(remoteCpu("pi-mcp")), 2),
+      raw: round(median(remoteCpu("built-in")), 2),
+      ratio: round(pairedRemote(remoteCpu), 2),
       unit: "ms",
     },
     {

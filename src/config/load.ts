@@ -27,7 +27,8 @@ export async function loadConfig(options: LoadOptions): Promise<EffectiveConfig>
   });
 }
 
-async function readScope(scope: Scope, file: string, agentDir: string): Promise<ScopeSettings> {
+/** One scope's `mcp` settings as a session start reads them: the file, its `mcp` value and its shape check. */
+export async function readScope(scope: Scope, file: string, agentDir: string): Promise<ScopeSettings> {
   const read = await readMcpSettings(file);
   if (read.problem) return { scope, file, mcp: undefined, readIssue: fileIssue(file, read.problem), shape: [] };
   if (read.mcpJson === undefined) return { scope, file, mcp: undefined, shape: [] };

@@ -1,6 +1,7 @@
 import { updateMcpSettings, wrongShape } from "./files.ts";
 import { globalSettingsPath, projectSettingsPath } from "./paths.ts";
 import { checkRules, isMask } from "./resolve.ts";
+import { readScope } from "./load.ts";
 import type { Scope } from "../kernel/settings.ts";
 import { PiMcpError } from "../kernel/errors.ts";
 import type { CommandEnvironment, ParsedInput } from "../kernel/commands.ts";
@@ -9,6 +10,8 @@ import { keyedCopy, isRecord } from "../safety/keys.ts";
 export interface Target {
   readonly scope: Scope;
   readonly file: string;
+  /** Pi's agent folder: where the shape check remembers the settings texts that passed it. */
+  readonly agentDir: string;
 }
 
 /**
@@ -17,19 +20,24 @@ export interface Target {
  * `--approve`/`--no-approve` override that decision before it gets here).
  */
 export function mutationTarget(input: ParsedInput, env: CommandEnvironment): Target {
-  if (!input.options.local) return { scope: "global", file: globalSettingsPath(env.agentDir) };
+  if (!input.options.local) return { scope: "global", file: globalSettingsPath(env.agentDir), agentDir: env.agentDir };
   if (env.savedTrust !== true) {
     throw new PiMcpError(
       "not_trusted",
       `project scope needs saved trust for ${env.cwd}: trust the project in Pi first${env.surface === "cli" ? " (or pass --approve)" : ""}`,
     );
   }
-  return { scope: "project", file: projectSettingsPath(env.cwd) };
+  return { scope: "project", file: projectSettingsPath(env.cwd), agentDir: env.agentDir };
 }
 
 type Servers = Record<string, unknown>;
 
-/** Applies `change` to the `servers` object of the target file's `mcp` value, under the file lock. */
+/**
+ * Applies `change` to the `servers` object of the target file's `mcp` value,
+ * under the file lock. The text written is then read back and shape-checked
+ * as a session start reads it, so that a pass is remembered (see
+ * shape-stamp.ts): Pi's next start after `pi-mcp add` need not load arktype.
+ */
 export async function changeServers(target: Target, change: (servers: Servers) => void): Promise<void> {
   await updateMcpSettings(target.file, (mcp) => {
     const next = { ...(mcp ?? {}) };
@@ -39,6 +47,7 @@ export async function changeServers(target: Target, change: (servers: Servers) =
     next.servers = servers;
     return next;
   });
+  await readScope(target.scope, target.file, target.agentDir).catch(() => undefined); // best effort: the next start checks again
 }
 
 /** Validates a definition about to be written, exactly as it would be read back (unexpanded). The shape check (arktype) is loaded for it. */

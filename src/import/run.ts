@@ -121,8 +121,8 @@ export async function runImport(request: ImportRequest, env: CommandEnvironment)
   }
 
   const targets: Record<Scope, Target> = {
-    global: { scope: "global", file: globalSettingsPath(env.agentDir) },
-    project: { scope: "project", file: projectSettingsPath(env.cwd) },
+    global: { scope: "global", file: globalSettingsPath(env.agentDir), agentDir: env.agentDir },
+    project: { scope: "project", file: projectSettingsPath(env.cwd), agentDir: env.agentDir },
   };
   const existing: Partial<Record<Scope, Record<string, unknown>>> = {};
   for (const scope of new Set(planned.map((server) => server.scope))) existing[scope] = await currentServers(targets[scope].file);

@@ -11,7 +11,7 @@ import { pathToFileURL } from "node:url";
 import { describe, expect, it } from "vitest";
 import { changeServers } from "../../src/config/mutate.ts";
 import { updateMcpSettings } from "../../src/config/files.ts";
-import { nodeBinary, REPO_ROOT, runCli, runWhileLocked, strayFiles, useSandbox } from "../helpers/tmp.ts";
+import { nodeBinary, REPO_ROOT, runCli, runWhileLocked, strayAgentFiles, useSandbox } from "../helpers/tmp.ts";
 
 const sandbox = useSandbox();
 
@@ -82,7 +82,7 @@ describe("a mutation changes only the mcp object", () => {
     const box = sandbox();
     await box.writeJson(box.globalSettings, { theme: "dark" });
     expect((await cli(["add", "docs", "https://mcp.example.com/mcp"])).exitCode).toBe(0);
-    expect(await strayFiles(box.agentDir, ["settings.json"])).toEqual([]);
+    expect(await strayAgentFiles(box.agentDir)).toEqual([]);
   });
 });
 
@@ -188,7 +188,7 @@ describe("a settings file that is not a JSON object is never overwritten", () =>
       expect(result.output.split("\n")).toHaveLength(1);
       expect((await readFile(box.globalSettings)).equals(original)).toBe(true);
     }
-    expect(await strayFiles(box.agentDir, ["settings.json"])).toEqual([]);
+    expect(await strayAgentFiles(box.agentDir)).toEqual([]);
   });
 
   it("a malformed project file is left untouched by add -l", async () => {
@@ -310,14 +310,14 @@ describe("lock contention between two real processes", () => {
     expect(switches, owners.join(" ")).toBeGreaterThan(1);
     expect(final.theme).toBe("dark");
     expect(final.mcp.requestTimeoutMs).toBe(5_000);
-    expect(await strayFiles(box.agentDir, ["settings.json"])).toEqual([]);
+    expect(await strayAgentFiles(box.agentDir)).toEqual([]);
   });
 
   it("concurrent changeServers calls inside one process also lose nothing", async () => {
     const box = sandbox();
     await Promise.all(
       Array.from({ length: 10 }, (_, i) =>
-        changeServers({ scope: "global", file: box.globalSettings }, (servers) => {
+        changeServers({ scope: "global", file: box.globalSettings, agentDir: box.agentDir }, (servers) => {
           servers[`s${i}`] = { command: "node" };
         }),
       ),

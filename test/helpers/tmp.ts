@@ -163,6 +163,17 @@ export async function strayFiles(folder: string, expected: readonly string[]): P
   return (await readdir(folder)).filter((name) => !expected.includes(name));
 }
 
+/**
+ * What a settings write left in Pi's agent folder besides `expected` and the
+ * shape check's memory of the texts it passed (`pi-mcp/settings-checked.json`,
+ * see src/config/shape-stamp.ts): temporary files, locks.
+ */
+export async function strayAgentFiles(agentDir: string, expected: readonly string[] = ["settings.json"]): Promise<string[]> {
+  const stray = await strayFiles(agentDir, [...expected, "pi-mcp"]);
+  const own = await strayFiles(join(agentDir, "pi-mcp"), ["settings-checked.json"]);
+  return [...stray, ...own.map((name) => `pi-mcp/${name}`)];
+}
+
 export interface ProcessResult {
   readonly code: number | null;
   readonly stdout: string;

@@ -8,7 +8,7 @@ import { describe, expect, it } from "vitest";
 import { commandsFor, runCommandLine, type CommandEnvironment } from "../../src/commands/index.ts";
 import { loadConfig } from "../../src/config/load.ts";
 import type { ImportDocument } from "../../src/import/types.ts";
-import { noKernel, strayFiles, useSandbox, type Sandbox } from "../helpers/tmp.ts";
+import { noKernel, strayAgentFiles, strayFiles, useSandbox, type Sandbox } from "../helpers/tmp.ts";
 import { cli, fixture, importJson, placeAll, places, snapshot, trustProject } from "./helpers.ts";
 
 const sandbox = useSandbox();
@@ -47,7 +47,7 @@ describe("writing", () => {
       "internal-tools": { enabled: false },
       "project-tool": { command: "node", args: ["./tools/mcp.mjs"], cwd: "." },
     });
-    expect(await strayFiles(box.agentDir, ["settings.json", "mcp.json", "trust.json"])).toEqual([]);
+    expect(await strayAgentFiles(box.agentDir, ["settings.json", "mcp.json", "trust.json"])).toEqual([]);
     // What was written is a configuration pi-mcp accepts (given the variables it names).
     const env = box.env({ FS_TOKEN: "a", LOG_LEVEL: "b", DOCS_TOKEN: "c", SENTRY_SECRET: "d" });
     const config = await loadConfig({ agentDir: box.agentDir, cwd: box.projectDir, projectTrusted: true, env });
