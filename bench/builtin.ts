@@ -147,8 +147,7 @@ export async function builtin({
   }
   const remotePerCall = (side: Side) => remoteLoops[side].map((loop) => median(loop.perCallMs));
   const remoteCpu = (side: Side) => remoteLoops[side].map((loop) => loop.cpuPerCallMs);
-  const pairedRemote = (values: (side: Side) => number[]) =>
-    median(values("pi-mcp").map((value, i) => value / values("built-in")[i]!));
+  const pairedRemote = (values: (side: Side) => number[]) => median(values("pi-mcp").map((value, i) => value / values("built-in")[i]!));
   const remoteRatio = pairedRemote(remotePerCall);
 
   // One server of 1,000 tools on a first start (bench 3b's runs): spawn → the first model request, and its tools.
