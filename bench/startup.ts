@@ -20,6 +20,7 @@ import { loadavg } from "node:os";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
 import { makePiHome, NODE, REPO_ROOT, runPi } from "../test/e2e/harness/pi.ts";
+import { piMcpInHome } from "../test/helpers/tmp.ts";
 import { fixturePath, median, round, type BenchResult } from "./lib.ts";
 
 const FIRST_REQUEST = join(REPO_ROOT, "bench/pi/first-request.ts");
@@ -131,7 +132,8 @@ export async function startup({ rounds = 5, servers = 10, delayMs = 2_000 } = {}
   };
 }
 
-type FirstStartVariant = "pi-mcp" | "Pi's built-in MCP";
+/** `pi-mcp, settings checked`: the settings passed the shape check before (as after `pi-mcp add`, or `pi-mcp list`), no catalog is known. */
+type FirstStartVariant = "pi-mcp" | "pi-mcp, settings checked" | "Pi's built-in MCP";
 
 interface FirstStartSample {
   /** Spawn → the model's first request. */
@@ -152,9 +154,11 @@ async function firstStartOnce(variant: FirstStartVariant, servers: number, tools
         { command: NODE, args: [fixturePath("many-tools")], environment: { FIXTURE_TOOLS: String(tools), FIXTURE_PAGE_SIZE: "100" } },
       ]),
     );
-    if (variant === "pi-mcp")
+    if (variant !== "Pi's built-in MCP") {
       await writeFile(join(home.agentDir, "settings.json"), JSON.stringify({ mcp: { exposure: "direct", servers: definitions } }));
-    else {
+      // `list` checks the settings (remembering the pass) and never connects: no catalog is known after it.
+      if (variant === "pi-mcp, settings checked" && (await piMcpInHome(home, ["list"])).code !== 0) throw new Error("pi-mcp list failed");
+    } else {
       const mcpServers = Object.fromEntries(
         // `direct`: declared to the model like pi-mcp's tools (the built-in's default, codemode, declares none).
         Object.entries(definitions).map(([name, { command, args, environment }]) => [
@@ -172,7 +176,7 @@ async function firstStartOnce(variant: FirstStartVariant, servers: number, tools
       home: home.home,
       cwd: home.cwd,
       faux: false,
-      extensions: variant === "pi-mcp" ? [REPO_ROOT, FIRST_REQUEST] : [FIRST_REQUEST],
+      extensions: variant === "Pi's built-in MCP" ? [FIRST_REQUEST] : [REPO_ROOT, FIRST_REQUEST],
       args: ["--provider", "benchfaux", "--model", "faux-1", "-p", "hi"],
       env: { BENCH_FIRST_REQUEST: out, BENCH_FIRST_TOOLS: toolsOut },
       timeoutMs: 60_000,
@@ -187,7 +191,7 @@ async function firstStartOnce(variant: FirstStartVariant, servers: number, tools
 }
 
 export async function firstStart({ rounds = 5, servers = 5, tools = 20 } = {}): Promise<BenchResult> {
-  const variants: FirstStartVariant[] = ["pi-mcp", "Pi's built-in MCP"];
+  const variants: FirstStartVariant[] = ["pi-mcp", "pi-mcp, settings checked", "Pi's built-in MCP"];
   for (const variant of variants) await firstStartOnce(variant, servers, tools); // warm-up: file caches, jiti's first compile
   const samples = new Map<FirstStartVariant, FirstStartSample[]>(variants.map((variant) => [variant, []]));
   for (let i = 0; i < rounds; i++) {
@@ -199,7 +203,8 @@ export async function firstStart({ rounds = 5, servers = 5, tools = 20 } = {}): 
   const all = servers * tools;
   const fewest = (variant: FirstStartVariant) => Math.min(...of(variant).map((sample) => sample.tools));
   const ms = (variant: FirstStartVariant) => median(of(variant).map((sample) => sample.ms));
-  const ratio = median(of("pi-mcp").map((sample, i) => sample.ms / of("Pi's built-in MCP")[i]!.ms));
+  const ratioOf = (variant: FirstStartVariant) => median(of(variant).map((sample, i) => sample.ms / of("Pi's built-in MCP")[i]!.ms));
+  const ratio = ratioOf("pi-mcp");
   const spread = (variant: FirstStartVariant) => {
     const values = of(variant).map((sample) => sample.ms);
     return `${round(Math.min(...values), 0)}–${round(Math.max(...values), 0)}`;
@@ -224,9 +229,17 @@ export async function firstStart({ rounds = 5, servers = 5, tools = 20 } = {}): 
         ratio: round(ratio, 3),
         unit: "ms",
       },
+      {
+        bench: "3b. first start",
+        metric: `the same with settings that passed the shape check before (as after pi-mcp add; pi-mcp list run first, no catalog known): spawn → first model request (all ${all} tools in it: ${fewest("pi-mcp, settings checked") === all ? "yes" : "no"})`,
+        piMcp: round(ms("pi-mcp, settings checked"), 0),
+        raw: round(ms("Pi's built-in MCP"), 0),
+        ratio: round(ratioOf("pi-mcp, settings checked"), 3),
+        unit: "ms",
+      },
     ],
     notes: [
-      `First start ranges (min–max ms to the first request): pi-mcp ${spread("pi-mcp")}; Pi's built-in MCP ${spread("Pi's built-in MCP")}; MCP tools in the first request per run: pi-mcp ${of(
+      `First start ranges (min–max ms to the first request): pi-mcp ${spread("pi-mcp")}; settings checked before ${spread("pi-mcp, settings checked")}; Pi's built-in MCP ${spread("Pi's built-in MCP")}; MCP tools in the first request per run: pi-mcp ${of(
         "pi-mcp",
       )
         .map((sample) => sample.tools)

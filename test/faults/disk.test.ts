@@ -18,7 +18,7 @@ import { writePrivateFile } from "../../src/config/private-files.ts";
 import { smallDisk, type SmallDisk } from "../helpers/disk.ts";
 import { fixtureServer, startHost, stopAllHosts, until } from "../helpers/host.ts";
 import { fileWhere } from "../helpers/wait.ts";
-import { REPO_ROOT, createSandbox, nodeBinary, runCli, strayFiles, type Sandbox } from "../helpers/tmp.ts";
+import { REPO_ROOT, createSandbox, nodeBinary, runCli, strayAgentFiles, strayFiles, type Sandbox } from "../helpers/tmp.ts";
 import { filesUnder } from "./_shared.ts";
 
 const BINDING = bindingFor("https://docs.example/mcp", undefined, "http://127.0.0.1:19876/mcp/oauth/callback");
@@ -47,7 +47,7 @@ describe("on a full disk", () => {
     expect(result.exitCode).toBe(1);
     expect(result.output).toContain("ENOSPC");
     expect((await readFile(settings)).equals(before)).toBe(true);
-    expect(await strayFiles(agentDir, ["settings.json"])).toEqual([]);
+    expect(await strayAgentFiles(agentDir)).toEqual([]);
     // With room again, the same command works.
     await disk.free();
     expect((await runCli(["add", "docs", "https://mcp.example.com/mcp"], disk.root, env())).exitCode).toBe(0);
@@ -226,7 +226,7 @@ describe("a writer killed mid-write", () => {
       theme: "dark",
       mcp: { servers: { docs: { url: "https://mcp.example.com/mcp" } } },
     });
-    expect(await strayFiles(sandbox.agentDir, ["settings.json"])).toEqual([]);
+    expect(await strayAgentFiles(sandbox.agentDir)).toEqual([]);
   }, 60_000);
 
   it("a temporary file younger than the lock's stale time is kept (its writer may be alive); once older, the next writer removes it", async () => {
@@ -236,10 +236,10 @@ describe("a writer killed mid-write", () => {
     await writeFile(young, "partial");
     await writeFile(unrelated, "mine");
     expect((await runCli(["add", "a", "https://a.example/mcp"], sandbox.projectDir, sandbox.env())).exitCode).toBe(0);
-    expect(await strayFiles(sandbox.agentDir, ["settings.json"])).toEqual([".settings.json.4242.0badf00d.tmp", ".settings.json.notes.tmp"]);
+    expect(await strayAgentFiles(sandbox.agentDir)).toEqual([".settings.json.4242.0badf00d.tmp", ".settings.json.notes.tmp"]);
     await age([young, unrelated], STALE_LOCK_MS + 1_000);
     expect((await runCli(["add", "b", "https://b.example/mcp"], sandbox.projectDir, sandbox.env())).exitCode).toBe(0);
-    expect(await strayFiles(sandbox.agentDir, ["settings.json"])).toEqual([".settings.json.notes.tmp"]);
+    expect(await strayAgentFiles(sandbox.agentDir)).toEqual([".settings.json.notes.tmp"]);
   });
 
   it("a log writer of a resumed session removes the temporary files of its log file a killed earlier writer left, once older than the stale time", async () => {
