@@ -26,6 +26,7 @@ const SCOPE_FRAMES = 200;
 
 /** A sink while work runs in its scope: the entry goes once no work of it is pending. */
 interface ActiveScope {
+  readonly id: number;
   readonly sink: SdkOutputSink;
   readonly run: <T>(work: () => Promise<T>) => Promise<T>;
   pending: number;
@@ -62,7 +63,7 @@ export async function withSdkOutput<T>(sink: SdkOutputSink, work: () => Promise<
   try {
     return await scope.run(work);
   } finally {
-    leave(sink);
+    if (--scope.pending === 0) state().active.delete(scope.id);
   }
 }
 
@@ -78,18 +79,11 @@ function enter(sink: SdkOutputSink): ActiveScope {
     const name = `${SCOPE_NAME}${id}`;
     // A function named after the scope; `return await` keeps it in the async stack of what the work awaits.
     const run = { [name]: async <T>(work: () => Promise<T>): Promise<T> => await work() }[name]!;
-    scope = { sink, run, pending: 0 };
+    scope = { id, sink, run, pending: 0 };
     current.active.set(id, scope);
   }
   scope.pending++;
   return scope;
-}
-
-function leave(sink: SdkOutputSink): void {
-  const current = state();
-  const id = current.ids.get(sink);
-  const scope = id === undefined ? undefined : current.active.get(id);
-  if (scope && --scope.pending === 0) current.active.delete(id!);
 }
 
 /** Patches `console` once per process (idempotent). */
