@@ -150,35 +150,27 @@ export class BoundedStreamableHttpTransport extends StreamableHTTPClientTranspor
    * closes the connection. Any other exchange (the OAuth discovery the SDK
    * runs after a 401) fails where it is read, with this error.
    */
-  private tooLarge(error: MessageTooLargeError, eventStream: boolean, exchange: Exchange): void {
-    const request = this.requestOf(exchange.init);
+  private tooLarge(error: MessageTooLargeError, eventStream: boolean, { url, init }: Exchange): void {
+    const resumes = new Headers(init?.headers).get("last-event-id");
+    const posted = typeof init?.body === "string" ? requestIdIn(init.body) : undefined;
+    const request = posted === undefined ? this.resumedBy(resumes) : this.inFlight.get(posted);
     if (request) request.tooLarge = error;
-    else if (eventStream && this.isNotificationStream(exchange)) {
+    else if (eventStream && resumes === null && this.isEndpointGet(url, init)) {
       this.onerror?.(new MessageTooLargeError(error.limitBytes, "HTTP event stream", true));
       this.close().catch(() => undefined);
     }
   }
 
-  /**
-   * The request in flight an exchange belongs to: the POST that sent it
-   * (read from its body, only when a body was over the cap), or the
-   * resumption of its stream (a GET with its last event's id).
-   */
-  private requestOf(init: RequestInit | undefined): InFlight | undefined {
-    if (typeof init?.body === "string") {
-      const id = requestIdIn(init.body);
-      return id === undefined ? undefined : this.inFlight.get(id);
-    }
-    const lastEventId = new Headers(init?.headers).get("last-event-id");
+  /** The request in flight whose stream a GET with this Last-Event-ID resumes. */
+  private resumedBy(lastEventId: string | null): InFlight | undefined {
     if (lastEventId === null) return undefined;
     for (const request of this.inFlight.values()) if (request.lastEventId === lastEventId) return request;
     return undefined;
   }
 
-  /** The server's own event stream: a GET of the endpoint that resumes no request. */
-  private isNotificationStream({ url, init }: Exchange): boolean {
-    const method = init?.method ?? "GET";
-    return method.toUpperCase() === "GET" && String(url) === this.endpoint && !new Headers(init?.headers).has("last-event-id");
+  /** A GET of the endpoint: without Last-Event-ID, the server's own event stream. */
+  private isEndpointGet(url: string | URL, init: RequestInit | undefined): boolean {
+    return (init?.method ?? "GET").toUpperCase() === "GET" && String(url) === this.endpoint;
   }
 }
 
