@@ -99,7 +99,8 @@ describe("closing a server ends its whole tree", () => {
 
   it("after a failed attempt (a server that never answers): each attempt's tree ends before the next starts", async () => {
     const shape = { stubborn: true, silent: true, helper: true, daemon: true };
-    const h = await startHost({ t: treeServer(events, shape) }, { connectTimeoutMs: 1_500, retry: { maxRetries: 1, initialDelayMs: 50 } });
+    // 3 s: time enough for the daemon's two node starts on a loaded machine before the attempt is given up.
+    const h = await startHost({ t: treeServer(events, shape) }, { connectTimeoutMs: 3_000, retry: { maxRetries: 1, initialDelayMs: 50 } });
     await h.waitForState("t", "failed", 30_000);
     const pids = await pidsOf(shape, 2);
     expect(stillRunning(pids)).toEqual([]);
