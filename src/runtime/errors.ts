@@ -47,7 +47,7 @@ export function classifyFailure(error: unknown): FailureKind {
   if (authState) return authState === "needs_client_registration" ? "client_registration" : "auth";
   if (error instanceof UnauthorizedError || error instanceof InsufficientScopeError || error instanceof OAuthError) return "auth";
   // An issuer that does not check out, a rejected registration, an insecure token endpoint: retrying cannot help.
-  if (error instanceof OAuthClientFlowError) return "terminal";
+  if (error instanceof OAuthClientFlowError || namesAnotherResource(error)) return "terminal";
   if (error instanceof SdkHttpError && (error.status === 401 || error.status === 403)) return "auth";
   if (error instanceof SdkError) {
     if (error.code === SdkErrorCode.ClientHttpAuthentication || error.code === SdkErrorCode.ClientHttpForbidden) return "auth";
@@ -59,6 +59,16 @@ export function classifyFailure(error: unknown): FailureKind {
   if (error instanceof UnsupportedProtocolVersionError) return "unsupported_protocol";
   if (error instanceof Error && /protocol version is not supported/i.test(error.message)) return "unsupported_protocol";
   return "retryable";
+}
+
+/**
+ * The SDK's refusal of protected resource metadata that names another
+ * resource than the server's URL (RFC 9728 §3.3). It is a plain Error, known
+ * only by its words; no retry makes the two match, and each retry would ask
+ * the same server again.
+ */
+function namesAnotherResource(error: unknown): boolean {
+  return error instanceof Error && /^Protected resource .+ does not match expected /.test(error.message);
 }
 
 /**

@@ -95,6 +95,19 @@ describe("resource indicators", () => {
     await pi.waitFor("remote", ["needs_auth", "failed"]);
     expect(scene.stack.counters).toMatchObject({ registrations: 0, authorizations: 0 });
   });
+
+  it("a connection that meets such metadata fails at once, without retrying what no retry can mend", async () => {
+    await setup({ protectedResource: "https://evil.example.com/mcp" });
+    const settings = JSON.parse(await readFile(scene.box.globalSettings, "utf8"));
+    settings.mcp.retry = { maxRetries: 5, initialDelayMs: 20 };
+    await scene.box.writeJson(scene.box.globalSettings, settings);
+    const pi = await scene.host();
+    await pi.waitFor("remote", ["needs_auth", "failed"]);
+    const [status] = pi.host.status();
+    expect(status).toMatchObject({ state: "failed", attempts: 1 });
+    expect(status?.cause).toMatch(/resource https:\/\/evil\.example\.com\/mcp does not match/i);
+    expect(scene.stack.counters).toMatchObject({ registrations: 0, authorizations: 0 });
+  });
 });
 
 describe("issuer checks", () => {
