@@ -15,11 +15,11 @@
  * kept in memory and only stored salted (keyed hash).
  */
 import { createHash } from "node:crypto";
-import { readFileSync } from "node:fs";
 import { canonicalPath, globalSettingsPath, projectSettingsPath } from "./paths.ts";
 import { credentialStamp, readCredentialFile } from "./credential-stamp.ts";
 import { referencedNames } from "./references.ts";
 import { readMcpSettingsSync } from "./settings-read.ts";
+import { readPackageFile } from "./package-files.ts";
 import { isRecord, ownValue } from "../safety/keys.ts";
 import { DEFAULTS } from "../kernel/settings.ts";
 
@@ -42,7 +42,7 @@ export const PI_MCP_VERSION: string = readVersion();
 
 function readVersion(): string {
   try {
-    const manifest = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as { version?: unknown };
+    const manifest = JSON.parse(readPackageFile("package.json")) as { version?: unknown };
     return typeof manifest.version === "string" ? manifest.version : "unknown";
   } catch {
     return "unknown";

@@ -26,6 +26,7 @@ import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import { readFileNoFollow, withFileLock } from "./atomic-file.ts";
 import { SERVER_NAME } from "./field-text.ts";
+import { readPackageFile } from "./package-files.ts";
 import { PI_MCP_VERSION } from "./settings-stamp.ts";
 import { FEATURES, type ConfigIssue } from "../kernel/settings.ts";
 import { PiMcpError, describeError } from "../kernel/errors.ts";
@@ -53,7 +54,8 @@ let identity: string | undefined | null = null;
 function checkIdentity(): string | undefined {
   if (identity !== null) return identity;
   try {
-    const schema = readFileSync(new URL("./schema.ts", import.meta.url), "utf8");
+    // The source, which the package ships: a built copy (the installed CLI) and the sources (Pi's loader) agree on it.
+    const schema = readPackageFile("src/config/schema.ts");
     const arktypeEntry = createRequire(import.meta.url).resolve("arktype");
     const arktype = JSON.parse(readFileSync(join(dirname(arktypeEntry), "..", "package.json"), "utf8")) as { version?: unknown };
     identity = createHash("sha256")

@@ -8,8 +8,9 @@
  * `/reload` the tool rows from before it are drawn as pi-mcp draws new ones.
  */
 import { existsSync, readFileSync } from "node:fs";
-import { rm, writeFile } from "node:fs/promises";
+import { readdir, readFile, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
+import { pathToFileURL } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { FAUX_PROVIDER, makePiHome, NODE, PI_VERSIONS, REPO_ROOT, callThenRepeat, runPi, type PiHome } from "../e2e/harness/pi.ts";
 import { freshClone, installPacked, packTarball, tarballFiles, type InstalledPackage } from "../helpers/package.ts";
@@ -22,6 +23,8 @@ const PI_RANGE = ">=0.84.2 <1.7.0";
 const PEERS = { "@earendil-works/pi-ai": PI_RANGE, "@earendil-works/pi-coding-agent": PI_RANGE, "@earendil-works/pi-tui": PI_RANGE };
 /** Where Pi 1.6's TUI shows, at every start, that pi-mcp's /mcp replaced its built-in MCP extension. */
 const BUILTIN_ISSUE = "[Extension issues]\n  builtin:mcp\n";
+/** Records every module each process of a run resolves (test/e2e/fixtures/resolve-log.mjs). */
+const RESOLVE_LOG = join(REPO_ROOT, "test/e2e/fixtures/resolve-log.mjs");
 const servers = { basic: { command: NODE, args: [fixturePath("basic")] } };
 
 let tarball: string;
@@ -134,6 +137,31 @@ describe("its pi-mcp program", () => {
     // The same program file runs under the Node that runs the tests too.
     const direct = await runProcess(nodeBinary(), [join(installed.dir, "dist/cli/index.mjs"), "--version"], { cwd: home.cwd, env });
     expect(direct.stdout).toBe(`${MANIFEST.version}\n`);
+  });
+});
+
+describe("its settings check", () => {
+  it("recorded by the installed pi-mcp program, spares the installed extension's first start in Pi the check: no arktype is loaded", async () => {
+    const { home, installed } = await installedHome();
+    const env = { PATH: projectPath(), HOME: home.home, PI_CODING_AGENT_DIR: home.agentDir };
+    const list = await runProcess(installed.bins["pi-mcp"]!, ["list"], { cwd: home.cwd, env });
+    expect(list.code, list.stderr).toBe(0);
+    const log = join(home.home, "resolved");
+    const run = await runPi({
+      home: home.home,
+      cwd: home.cwd,
+      args: ["-p", "/mcp wait", "echo it"],
+      script: callThenRepeat("mcp__basic__echo", { text: "checked before" }),
+      env: { NODE_OPTIONS: `--import=${pathToFileURL(RESOLVE_LOG).href}`, PI_MCP_RESOLVE_LOG: log },
+      timeoutMs: 90_000,
+    });
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.stdout).toContain("model saw: checked before");
+    const files = (await readdir(home.home)).filter((name) => name.startsWith("resolved."));
+    const resolved = (await Promise.all(files.map((name) => readFile(join(home.home, name), "utf8")))).join("\n");
+    // The watch saw the packages pi-mcp loads natively (Pi's loader runs its own modules), and no arktype among them.
+    expect(resolved).toContain("/node_modules/@modelcontextprotocol/client/");
+    expect(resolved).not.toMatch(/\/node_modules\/arktype\//);
   });
 });
 
