@@ -132,8 +132,21 @@ export async function startup({ rounds = 5, servers = 10, delayMs = 2_000 } = {}
   };
 }
 
-/** `pi-mcp, settings checked`: the settings passed the shape check before (as after `pi-mcp add`, or `pi-mcp list`), no catalog is known. */
-type FirstStartVariant = "pi-mcp" | "pi-mcp, settings checked" | "Pi's built-in MCP";
+/**
+ * `pi-mcp, settings checked`: the settings passed the shape check before (as after `pi-mcp add`, or `pi-mcp list`),
+ * no catalog is known. `cold`: Pi's module loader (jiti) without its transform cache, as at the first start after an
+ * install or an upgrade, or once the temporary folder it keeps the cache in was emptied; `from sources`: pi-mcp's core
+ * through that loader instead of its build (PI_MCP_CORE=source).
+ */
+const FIRST_START_VARIANTS = {
+  "pi-mcp": { piMcp: true },
+  "pi-mcp, settings checked": { piMcp: true, checked: true },
+  "Pi's built-in MCP": { piMcp: false },
+  "pi-mcp, cold": { piMcp: true, env: { JITI_FS_CACHE: "false" } },
+  "pi-mcp from sources, cold": { piMcp: true, env: { JITI_FS_CACHE: "false", PI_MCP_CORE: "source" } },
+  "Pi's built-in MCP, cold": { piMcp: false, env: { JITI_FS_CACHE: "false" } },
+} satisfies Record<string, { piMcp: boolean; checked?: boolean; env?: Record<string, string> }>;
+type FirstStartVariant = keyof typeof FIRST_START_VARIANTS;
 
 interface FirstStartSample {
   /** Spawn → the model's first request. */
@@ -146,6 +159,7 @@ interface FirstStartSample {
 
 /** One first start (a fresh agent folder) with `servers` servers of `tools` tools each, through pi-mcp or Pi's built-in MCP. */
 async function firstStartOnce(variant: FirstStartVariant, servers: number, tools: number): Promise<FirstStartSample> {
+  const setup: { piMcp: boolean; checked?: boolean; env?: Record<string, string> } = FIRST_START_VARIANTS[variant];
   const home = await makePiHome();
   try {
     const definitions = Object.fromEntries(
@@ -154,10 +168,10 @@ async function firstStartOnce(variant: FirstStartVariant, servers: number, tools
         { command: NODE, args: [fixturePath("many-tools")], environment: { FIXTURE_TOOLS: String(tools), FIXTURE_PAGE_SIZE: "100" } },
       ]),
     );
-    if (variant !== "Pi's built-in MCP") {
+    if (setup.piMcp) {
       await writeFile(join(home.agentDir, "settings.json"), JSON.stringify({ mcp: { exposure: "direct", servers: definitions } }));
       // `list` checks the settings (remembering the pass) and never connects: no catalog is known after it.
-      if (variant === "pi-mcp, settings checked" && (await piMcpInHome(home, ["list"])).code !== 0) throw new Error("pi-mcp list failed");
+      if (setup.checked && (await piMcpInHome(home, ["list"])).code !== 0) throw new Error("pi-mcp list failed");
     } else {
       const mcpServers = Object.fromEntries(
         // `direct`: declared to the model like pi-mcp's tools (the built-in's default, codemode, declares none).
@@ -176,9 +190,9 @@ async function firstStartOnce(variant: FirstStartVariant, servers: number, tools
       home: home.home,
       cwd: home.cwd,
       faux: false,
-      extensions: variant === "Pi's built-in MCP" ? [FIRST_REQUEST] : [REPO_ROOT, FIRST_REQUEST],
+      extensions: setup.piMcp ? [REPO_ROOT, FIRST_REQUEST] : [FIRST_REQUEST],
       args: ["--provider", "benchfaux", "--model", "faux-1", "-p", "hi"],
-      env: { BENCH_FIRST_REQUEST: out, BENCH_FIRST_TOOLS: toolsOut },
+      env: { BENCH_FIRST_REQUEST: out, BENCH_FIRST_TOOLS: toolsOut, ...setup.env },
       timeoutMs: 60_000,
     });
     if (run.code !== 0 || !run.stdout.includes("ok"))
@@ -191,7 +205,7 @@ async function firstStartOnce(variant: FirstStartVariant, servers: number, tools
 }
 
 export async function firstStart({ rounds = 5, servers = 5, tools = 20 } = {}): Promise<BenchResult> {
-  const variants: FirstStartVariant[] = ["pi-mcp", "pi-mcp, settings checked", "Pi's built-in MCP"];
+  const variants = Object.keys(FIRST_START_VARIANTS) as FirstStartVariant[];
   for (const variant of variants) await firstStartOnce(variant, servers, tools); // warm-up: file caches, jiti's first compile
   const samples = new Map<FirstStartVariant, FirstStartSample[]>(variants.map((variant) => [variant, []]));
   for (let i = 0; i < rounds; i++) {
@@ -203,7 +217,8 @@ export async function firstStart({ rounds = 5, servers = 5, tools = 20 } = {}): 
   const all = servers * tools;
   const fewest = (variant: FirstStartVariant) => Math.min(...of(variant).map((sample) => sample.tools));
   const ms = (variant: FirstStartVariant) => median(of(variant).map((sample) => sample.ms));
-  const ratioOf = (variant: FirstStartVariant) => median(of(variant).map((sample, i) => sample.ms / of("Pi's built-in MCP")[i]!.ms));
+  const ratioOf = (variant: FirstStartVariant, against: FirstStartVariant = "Pi's built-in MCP") =>
+    median(of(variant).map((sample, i) => sample.ms / of(against)[i]!.ms));
   const ratio = ratioOf("pi-mcp");
   const spread = (variant: FirstStartVariant) => {
     const values = of(variant).map((sample) => sample.ms);
@@ -237,6 +252,14 @@ export async function firstStart({ rounds = 5, servers = 5, tools = 20 } = {}): 
         ratio: round(ratioOf("pi-mcp, settings checked"), 3),
         unit: "ms",
       },
+      ...(["pi-mcp, cold", "pi-mcp from sources, cold"] as const).map((variant) => ({
+        bench: "3b. first start",
+        metric: `the same with Pi's module loader cache cold (JITI_FS_CACHE=false, as after an install, an upgrade or an emptied temporary folder; the built-in cold too)${variant === "pi-mcp, cold" ? ", pi-mcp's built core" : ", pi-mcp's core from its sources (PI_MCP_CORE=source)"}: spawn → first model request (all ${all} tools in it: ${fewest(variant) === all ? "yes" : "no"})`,
+        piMcp: round(ms(variant), 0),
+        raw: round(ms("Pi's built-in MCP, cold"), 0),
+        ratio: round(ratioOf(variant, "Pi's built-in MCP, cold"), 3),
+        unit: "ms",
+      })),
     ],
     notes: [
       `First start ranges (min–max ms to the first request): pi-mcp ${spread("pi-mcp")}; settings checked before ${spread("pi-mcp, settings checked")}; Pi's built-in MCP ${spread("Pi's built-in MCP")}; MCP tools in the first request per run: pi-mcp ${of(

@@ -40,10 +40,18 @@ afterAll(async () => {
 });
 
 /** A fresh Pi home with the packed package installed and the basic fixture server configured. */
-async function installedHome(): Promise<{ home: PiHome; installed: InstalledPackage }> {
+async function installedHome(): Promise<{ home: PiHome; installed: InstalledPackage; env: Record<string, string> }> {
   const home = await makePiHome();
   homes.push(home);
-  return { home, installed: await installPacked(tarball, home.agentDir, { mcp: { servers } }) };
+  const env = { PATH: projectPath(), HOME: home.home, PI_CODING_AGENT_DIR: home.agentDir };
+  return { home, installed: await installPacked(tarball, home.agentDir, { mcp: { servers } }), env };
+}
+
+/** Runs the installed `pi-mcp` program where npm linked it, in `home`; expects it to succeed. */
+async function installedProgram(scene: { home: PiHome; installed: InstalledPackage; env: Record<string, string> }, args: string[]) {
+  const result = await runProcess(scene.installed.bins["pi-mcp"]!, args, { cwd: scene.home.cwd, env: scene.env });
+  expect(result.code, result.stderr).toBe(0);
+  return result;
 }
 
 describe("the tarball", () => {
@@ -119,13 +127,10 @@ describe.each(PI_VERSIONS)("installed into a fresh Pi %s home", (version) => {
 
 describe("its pi-mcp program", () => {
   it("runs where npm links it, and through npx --prefix", async () => {
-    const { home, installed } = await installedHome();
-    const env = { PATH: projectPath(), HOME: home.home, PI_CODING_AGENT_DIR: home.agentDir };
-    const version = await runProcess(installed.bins["pi-mcp"]!, ["--version"], { cwd: home.cwd, env });
-    expect(version.code, version.stderr).toBe(0);
-    expect(version.stdout).toBe(`${MANIFEST.version}\n`);
-    const list = await runProcess(installed.bins["pi-mcp"]!, ["list", "--json"], { cwd: home.cwd, env });
-    expect(list.code, list.stderr).toBe(0);
+    const scene = await installedHome();
+    const { home, installed, env } = scene;
+    expect((await installedProgram(scene, ["--version"])).stdout).toBe(`${MANIFEST.version}\n`);
+    const list = await installedProgram(scene, ["list", "--json"]);
     expect(JSON.parse(list.stdout).servers).toEqual([expect.objectContaining({ name: "basic", transport: "stdio" })]);
     const npx = await runProcess("npx", ["--offline", "--prefix", installed.root, "pi-mcp", "test", "basic"], {
       cwd: home.cwd,
@@ -142,10 +147,9 @@ describe("its pi-mcp program", () => {
 
 describe("its settings check", () => {
   it("recorded by the installed pi-mcp program, spares the installed extension's first start in Pi the check: no arktype is loaded", async () => {
-    const { home, installed } = await installedHome();
-    const env = { PATH: projectPath(), HOME: home.home, PI_CODING_AGENT_DIR: home.agentDir };
-    const list = await runProcess(installed.bins["pi-mcp"]!, ["list"], { cwd: home.cwd, env });
-    expect(list.code, list.stderr).toBe(0);
+    const scene = await installedHome();
+    const { home } = scene;
+    await installedProgram(scene, ["list"]);
     const log = join(home.home, "resolved");
     const run = await runPi({
       home: home.home,
