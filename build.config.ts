@@ -14,11 +14,13 @@ export default defineBuildConfig([
     rollup: { emitCJS: false },
   },
   {
-    // The Pi extension's core (src/pi/extension.ts), which the Pi entry loads natively when it is there:
-    // Pi's loader would transform its ~200 source modules at every start whose transform cache is cold.
+    // The Pi extension, which the root index.ts loads natively when it is there: Pi's loader would transform its
+    // ~200 source modules at every start whose transform cache is cold.
     // Its imports of Pi resolve to the shims, which take Pi's own modules from the entry.
     name: "pi-core",
-    entries: [{ input: "src/pi/extension", name: "core" }],
+    // The entry Pi loads (src/index.ts, through the root index.ts); the core it loads once the session started
+    // (src/pi/extension.ts) is a chunk of it, so the modules both use are one copy.
+    entries: [{ input: "src/index", name: "entry" }],
     outDir: "dist/pi",
     declaration: false,
     clean: false,

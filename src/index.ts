@@ -1,11 +1,4 @@
-import * as piCodingAgent from "@earendil-works/pi-coding-agent";
 import type { ExtensionAPI, ExtensionCommandContext, ExtensionContext } from "@earendil-works/pi-coding-agent";
-import * as piTui from "@earendil-works/pi-tui";
-import { existsSync } from "node:fs";
-import { join } from "node:path";
-import { pathToFileURL } from "node:url";
-import { packageRoot } from "./config/package-files.ts";
-import { providePiHostModules } from "./pi/host-modules.ts";
 import { settlesWithin } from "./kernel/async.ts";
 import { sessionEnded } from "./kernel/errors.ts";
 import { drawEarlierRows, type EarlierRows } from "./pi/earlier-rows.ts";
@@ -31,22 +24,6 @@ function knownCatalogsOrNone(): CachedStart | undefined {
  * (src/config/shape-stamp.ts).
  */
 const HEAVY_PARTS: readonly (() => Promise<unknown>)[] = [() => import("@modelcontextprotocol/client")];
-
-type CoreModule = typeof import("./pi/extension.ts");
-
-/**
- * The core: built (dist/pi/core.mjs, loaded natively, with Pi's own modules handed to it) when the package has it,
- * else its sources through Pi's loader (a checkout that was not built, or `PI_MCP_CORE=source`). Pi's loader
- * transforms each of the ~200 source modules, which costs seconds at a start whose transform cache is cold (after an
- * install, an upgrade, a cleared temporary folder).
- */
-async function importCore(env: NodeJS.ProcessEnv = process.env): Promise<CoreModule> {
-  const root = packageRoot();
-  const built = root === undefined || env.PI_MCP_CORE === "source" ? undefined : join(root, "dist", "pi", "core.mjs");
-  if (built === undefined || !existsSync(built)) return import("./pi/extension.ts");
-  providePiHostModules({ agent: piCodingAgent, tui: piTui });
-  return (await import(pathToFileURL(built).href)) as CoreModule;
-}
 
 const reportLoadFailure = (error: unknown) => void process.stderr.write(`pi-mcp failed to load: ${String(error)}\n`);
 
@@ -172,12 +149,12 @@ class PiMcpEntry {
    * synchronously, so a session that ends meanwhile (a quick `pi -p`) waits
    * for the part under way at most, and nothing more is loaded for it.
    */
-  private async loadCore(): Promise<CoreModule | undefined> {
+  private async loadCore(): Promise<typeof import("./pi/extension.ts") | undefined> {
     for (const part of HEAVY_PARTS) {
       if (this.ended) return undefined;
       await part();
     }
-    return this.ended ? undefined : importCore();
+    return this.ended ? undefined : import("./pi/extension.ts");
   }
 
   private async load(): Promise<void> {

@@ -1,6 +1,6 @@
-// Pi runs pi-mcp's built core (dist/pi/core.mjs): Node loads it natively, and Pi's own modules reach it
-// from the entry Pi's loader ran (src/pi/host-modules.ts), on each Pi version. PI_MCP_CORE=source runs
-// the core from its sources through Pi's loader instead, with the same outcome.
+// Pi runs pi-mcp's build (dist/pi/entry.mjs and the core it loads): Node loads it natively, and Pi's own
+// modules reach it from the root index.ts that Pi's loader ran (src/pi/host-modules.ts), on each Pi
+// version. PI_MCP_CORE=source runs the sources through Pi's loader instead, with the same outcome.
 import { readdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
@@ -27,9 +27,9 @@ async function echoRun(version: PiVersion, env: Record<string, string> = {}): Pr
   return { stdout: result.stdout, resolved };
 }
 
-it("the built core imports none of Pi's packages itself (an installed package has no copy of them)", async () => {
+it("the build imports none of Pi's packages itself (an installed package has no copy of them)", async () => {
   const files = (await readdir(join(REPO_ROOT, "dist/pi"), { recursive: true })).filter((name) => name.endsWith(".mjs"));
-  expect(files).toContain("core.mjs");
+  expect(files).toContain("entry.mjs");
   for (const name of files) {
     const text = await readFile(join(REPO_ROOT, "dist/pi", name), "utf8");
     expect(text, name).not.toMatch(/(?:from|import)\s*\(?\s*["']@earendil-works\//);
@@ -37,9 +37,11 @@ it("the built core imports none of Pi's packages itself (an installed package ha
 });
 
 describe.each(PI_VERSIONS)("Pi %s", (version) => {
-  it("loads the built core natively, and a call through it works", async () => {
+  it("loads the built entry and core natively, and a call through them works", async () => {
     const run = await echoRun(version);
-    expect(run.resolved).toContain(`${BUILT}core.mjs`);
+    expect(run.resolved).toContain(`${BUILT}entry.mjs`);
+    // The core is a chunk of the entry's build, loaded once the session started.
+    expect(run.resolved.filter((url) => url.startsWith(`${BUILT}chunks/`)).length).toBeGreaterThan(0);
     expect(run.stdout).toContain("model saw: through the core");
   });
 

@@ -1,4 +1,4 @@
-// vitest globalSetup. Pi loads pi-mcp's built core (dist/pi/core.mjs) when the package has one, so a
+// vitest globalSetup. Pi runs pi-mcp's build (dist/pi/entry.mjs) when the package has one, so a
 // test that runs a real Pi would run an older build after a change to the sources: build first when
 // the build is missing or older than any source it is made from.
 import { execFileSync } from "node:child_process";
@@ -9,7 +9,7 @@ import { fileURLToPath } from "node:url";
 const REPO_ROOT = fileURLToPath(new URL("../..", import.meta.url));
 
 const SOURCES = ["src", "plugins", "cli", "index.ts", "build.config.ts", "package.json"];
-const BUILT_CORE = join(REPO_ROOT, "dist", "pi", "core.mjs");
+const BUILT_ENTRY = join(REPO_ROOT, "dist", "pi", "entry.mjs");
 
 /** The newest modification time under `path` (a file or a folder), in ms. */
 function newest(path: string): number {
@@ -20,7 +20,7 @@ function newest(path: string): number {
 
 function builtAt(): number {
   try {
-    return statSync(BUILT_CORE).mtimeMs;
+    return statSync(BUILT_ENTRY).mtimeMs;
   } catch {
     return -1;
   }
