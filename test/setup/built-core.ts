@@ -29,10 +29,16 @@ function builtAt(): number {
 export default function buildWhenStale(): void {
   const sources = Math.max(...SOURCES.map((name) => newest(join(REPO_ROOT, name))));
   if (builtAt() >= sources) return;
-  execFileSync("unbuild", [], {
-    cwd: REPO_ROOT,
-    env: { ...process.env, PATH: `${join(REPO_ROOT, "node_modules", ".bin")}${delimiter}${process.env.PATH ?? ""}` },
-    stdio: "ignore",
-    timeout: 300_000,
-  });
+  try {
+    execFileSync("unbuild", [], {
+      cwd: REPO_ROOT,
+      env: { ...process.env, PATH: `${join(REPO_ROOT, "node_modules", ".bin")}${delimiter}${process.env.PATH ?? ""}` },
+      stdio: "pipe",
+      timeout: 300_000,
+    });
+  } catch (error) {
+    // The build's own words: a source that does not build fails the run here, saying why.
+    const output = error instanceof Error && "stderr" in error ? String(error.stderr).slice(-4_000) : "";
+    throw new Error(`building the extension for the tests failed: ${String(error)}\n${output}`);
+  }
 }
