@@ -1,7 +1,11 @@
 import { fileURLToPath } from "node:url";
 import { defineBuildConfig } from "unbuild";
 
-const SHIMMED = new Set(["@earendil-works/pi-coding-agent", "@earendil-works/pi-tui"]);
+/** Pi's packages the extension imports values from, and the shim (src/pi/host-shims/) that takes each from Pi. */
+const SHIMS: Record<string, string> = {
+  "@earendil-works/pi-coding-agent": "pi-coding-agent",
+  "@earendil-works/pi-tui": "pi-tui",
+};
 const shim = (name: string) => fileURLToPath(new URL(`./src/pi/host-shims/${name}.ts`, import.meta.url));
 
 export default defineBuildConfig([
@@ -14,24 +18,23 @@ export default defineBuildConfig([
     rollup: { emitCJS: false },
   },
   {
-    // The Pi extension, which the root index.ts loads natively when it is there: Pi's loader would transform its
-    // ~200 source modules at every start whose transform cache is cold.
-    // Its imports of Pi resolve to the shims, which take Pi's own modules from the entry.
+    // The Pi extension, which the root index.ts loads natively when it is there (Pi's loader would transform some
+    // 200 source modules at every start whose transform cache is cold): the entry (src/index.ts), with the core it
+    // loads once the session started (src/pi/extension.ts) as a chunk, so that what both use is one copy. Its
+    // imports of Pi's packages resolve to the shims, which take Pi's own modules from the root index.ts.
     name: "pi-core",
-    // The entry Pi loads (src/index.ts, through the root index.ts); the core it loads once the session started
-    // (src/pi/extension.ts) is a chunk of it, so the modules both use are one copy.
     entries: [{ input: "src/index", name: "entry" }],
     outDir: "dist/pi",
     declaration: false,
     clean: false,
-    alias: { "@earendil-works/pi-coding-agent": shim("pi-coding-agent"), "@earendil-works/pi-tui": shim("pi-tui") },
+    alias: Object.fromEntries(Object.entries(SHIMS).map(([name, file]) => [name, shim(file)])),
     rollup: { emitCJS: false },
     hooks: {
       // unbuild makes every peer dependency external, Pi's packages among them, before the alias could apply.
       "rollup:options"(_context, options) {
         const external = options.external;
         if (typeof external !== "function") throw new Error("pi-core build: unbuild's rollup external is not a function");
-        options.external = (id, importer, resolved) => !SHIMMED.has(id) && external(id, importer, resolved);
+        options.external = (id, importer, resolved) => !Object.hasOwn(SHIMS, id) && external(id, importer, resolved);
       },
     },
   },
