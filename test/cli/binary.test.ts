@@ -4,10 +4,8 @@
  */
 import { existsSync } from "node:fs";
 import { readFile } from "node:fs/promises";
-import { beforeAll, describe, expect, it } from "vitest";
-import { CLI_BIN, buildCli, createSandbox, nodeBinary, runProcess, type Sandbox } from "../helpers/tmp.ts";
-
-beforeAll(buildCli, 180_000);
+import { describe, expect, it } from "vitest";
+import { CLI_BIN, createSandbox, nodeBinary, runProcess, type Sandbox } from "../helpers/tmp.ts";
 
 function piMcp(box: Sandbox, args: readonly string[], options: { env?: Record<string, string>; cwd?: string } = {}) {
   return runProcess(nodeBinary(), [CLI_BIN, ...args], { cwd: options.cwd ?? box.projectDir, env: box.env(options.env) });

@@ -7,11 +7,9 @@
  */
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { beforeAll, describe, expect, it } from "vitest";
-import { CLI_BIN, REPO_ROOT, buildCli, nodeBinary, runProcess, useSandbox, type Sandbox } from "../helpers/tmp.ts";
+import { describe, expect, it } from "vitest";
+import { CLI_BIN, REPO_ROOT, nodeBinary, runProcess, useSandbox, type Sandbox } from "../helpers/tmp.ts";
 import { fixtureCommand } from "../helpers/servers.ts";
-
-beforeAll(buildCli, 180_000);
 
 const sandbox = useSandbox();
 const VERSION = (JSON.parse(readFileSync(join(REPO_ROOT, "package.json"), "utf8")) as { version: string }).version;

@@ -4,10 +4,8 @@
  * explicit `none`, and one definition as written, `${VAR}` unresolved and
  * literal credentials redacted.
  */
-import { beforeAll, describe, expect, it } from "vitest";
-import { CLI_BIN, buildCli, nodeBinary, runProcess, useSandbox, type Sandbox } from "../helpers/tmp.ts";
-
-beforeAll(buildCli, 180_000);
+import { describe, expect, it } from "vitest";
+import { CLI_BIN, nodeBinary, runProcess, useSandbox, type Sandbox } from "../helpers/tmp.ts";
 
 const sandbox = useSandbox();
 const LITERAL = "lit3ral-h3ader-value";

@@ -9,13 +9,11 @@ import { existsSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
-import { afterEach, beforeAll, expect, it } from "vitest";
+import { afterEach, expect, it } from "vitest";
 import { runCommandLine, type CommandEnvironment } from "../../src/commands/index.ts";
 import { surfaceCommands } from "../../src/composition.ts";
 import { loadConfig } from "../../src/config/load.ts";
-import { CLI_BIN, buildCli, nodeBinary, noKernel, runProcess, useSandbox, type Sandbox } from "../helpers/tmp.ts";
-
-beforeAll(buildCli, 180_000);
+import { CLI_BIN, nodeBinary, noKernel, runProcess, useSandbox, type Sandbox } from "../helpers/tmp.ts";
 
 const sandbox = useSandbox();
 let listener: Server | undefined;

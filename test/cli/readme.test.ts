@@ -8,12 +8,10 @@
  */
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { beforeAll, expect, it } from "vitest";
+import { expect, it } from "vitest";
 import { internalPlugins } from "../../src/composition.ts";
 import { FEATURES } from "../../src/kernel/settings.ts";
-import { CLI_BIN, REPO_ROOT, buildCli, nodeBinary, runProcess, useSandbox } from "../helpers/tmp.ts";
-
-beforeAll(buildCli, 180_000);
+import { CLI_BIN, REPO_ROOT, nodeBinary, runProcess, useSandbox } from "../helpers/tmp.ts";
 
 const sandbox = useSandbox();
 const README = readFileSync(join(REPO_ROOT, "README.md"), "utf8");

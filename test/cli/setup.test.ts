@@ -8,11 +8,9 @@
  */
 import { closeSync, openSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { fixtureCommand } from "../helpers/servers.ts";
-import { CLI_BIN, buildCli, nodeBinary, runCli, runProcess, runWhileLocked, useSandbox, type Sandbox } from "../helpers/tmp.ts";
-
-beforeAll(buildCli, 180_000);
+import { CLI_BIN, nodeBinary, runCli, runProcess, runWhileLocked, useSandbox, type Sandbox } from "../helpers/tmp.ts";
 
 const sandbox = useSandbox();
 

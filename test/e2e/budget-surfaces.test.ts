@@ -9,13 +9,11 @@
 import { readFileSync, writeFileSync } from "node:fs";
 import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { fixturePath } from "../helpers/servers.ts";
-import { CLI_BIN, buildCli, nodeBinary, projectPath, runProcess } from "../helpers/tmp.ts";
+import { CLI_BIN, nodeBinary, projectPath, runProcess } from "../helpers/tmp.ts";
 import { startPiTui } from "../helpers/tui.ts";
 import { FAUX_PROVIDER, NODE, REPO_ROOT, runPi, usePiHome } from "./harness/pi.ts";
-
-beforeAll(buildCli, 180_000);
 
 const home = usePiHome();
 

@@ -6,12 +6,10 @@
  */
 import { readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { fixtureCommand } from "../helpers/servers.ts";
-import { CLI_BIN, buildCli, nodeBinary, projectPath, runProcess } from "../helpers/tmp.ts";
+import { CLI_BIN, nodeBinary, projectPath, runProcess } from "../helpers/tmp.ts";
 import { mcpInRpc, REPO_ROOT, runPi, startPiRpc, usePiHome } from "./harness/pi.ts";
-
-beforeAll(buildCli, 180_000);
 
 const home = usePiHome();
 /** What Pi 1.6 prints at every start while its built-in MCP extension is on and pi-mcp registers /mcp. */

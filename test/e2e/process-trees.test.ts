@@ -15,8 +15,8 @@ import { spawn } from "node:child_process";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { CLI_BIN, buildCli, nodeBinary, runProcess } from "../helpers/tmp.ts";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { CLI_BIN, nodeBinary, runProcess } from "../helpers/tmp.ts";
 import { crashGuardEnv } from "../setup/crash-guard-env.ts";
 import { killRecorded, stillRunning, treeEvents, treePids, treeServer, untilNoneRuns, type TreeShape } from "../helpers/trees.ts";
 import { mcpInRpc, REPO_ROOT, runPi, startPiRpc, usePiHome } from "./harness/pi.ts";
@@ -226,8 +226,6 @@ describe("Pi", () => {
 });
 
 describe("pi-mcp test (the built binary)", () => {
-  beforeAll(buildCli, 180_000);
-
   async function piMcpTest(args: string[]) {
     await home.writeSettings({ mcp: { servers: servers() } });
     const env = { PATH: process.env.PATH ?? "", HOME: home.home, PI_CODING_AGENT_DIR: home.agentDir };

@@ -30,7 +30,7 @@ import {
   type TreeProcess,
 } from "../helpers/real-servers.ts";
 import { everythingPath, nodePath, startEverything, type RunningServer } from "../helpers/servers.ts";
-import { CLI_BIN, buildCli, nodeBinary, projectPath, runProcess } from "../helpers/tmp.ts";
+import { CLI_BIN, nodeBinary, projectPath, runProcess } from "../helpers/tmp.ts";
 import { REPO_ROOT, runPi, usePiHome, type FauxStep } from "./harness/pi.ts";
 
 const home = usePiHome();
@@ -45,7 +45,6 @@ let site: LoopbackSite;
 /** server-everything over Streamable HTTP, for the bridges that reach a remote server. */
 let everything: RunningServer;
 beforeAll(async () => {
-  buildCli();
   everything = await startEverything("streamableHttp");
   site = await startSite({
     "/page": { type: "text/html", body: `<!doctype html><title>Loopback</title><h1>${PAGE_TEXT}</h1>` },

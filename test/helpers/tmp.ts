@@ -4,33 +4,28 @@
  * is mocked. `env()` points PI_CODING_AGENT_DIR (and HOME) at the sandbox so
  * no test can touch the real ~/.pi.
  */
-import { execFileSync, spawn } from "node:child_process";
+import { spawn } from "node:child_process";
 import { createRequire } from "node:module";
 import { existsSync } from "node:fs";
 import { mkdir, mkdtemp, readFile, readdir, realpath, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { afterEach, beforeEach, onTestFinished, vi } from "vitest";
 import lockfile from "proper-lockfile";
 import { crashGuardEnv } from "../setup/crash-guard-env.ts";
 import { until } from "./wait.ts";
+import { projectPath, REPO_ROOT } from "./repo.ts";
 import { runCli as runProgram } from "../../cli/main.ts";
 import type { CommandResult } from "../../src/commands/index.ts";
 
-export const REPO_ROOT = fileURLToPath(new URL("../..", import.meta.url));
+export { REPO_ROOT, projectPath };
+/** The built program; vitest builds dist/ before the tests when it is missing or stale (test/setup/built-core.ts). */
 export const CLI_BIN = join(REPO_ROOT, "dist/cli/index.mjs");
 
 /** A Node >= 22 binary: the current one if it qualifies, else the project's `node` package. */
 export function nodeBinary(): string {
   if (Number(process.versions.node.split(".")[0]) >= 22) return process.execPath;
   return join(REPO_ROOT, "node_modules/.bin/node");
-}
-
-/** Builds the pi-mcp binary (dist/cli/index.mjs) unless it is there; tests of the built program call it in `beforeAll` (up to 180 s). */
-export function buildCli(): void {
-  if (!existsSync(CLI_BIN))
-    execFileSync("unbuild", [], { cwd: REPO_ROOT, env: { ...process.env, PATH: projectPath() }, stdio: "ignore", timeout: 120_000 });
 }
 
 /**
@@ -71,11 +66,6 @@ export async function runWhileLocked<T>(file: string, run: () => Promise<T>, whi
     await release();
   }
   return pending;
-}
-
-/** PATH with the project's binaries (Node 22, unbuild) first. */
-export function projectPath(): string {
-  return `${join(REPO_ROOT, "node_modules/.bin")}:${process.env.PATH ?? ""}`;
 }
 
 /** The configuration commands never connect: a kernel request is a test failure. */

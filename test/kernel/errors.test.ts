@@ -13,7 +13,7 @@ import * as kernelErrors from "../../src/kernel/errors.ts";
 import { Kernel, type KernelPlugin } from "../../src/kernel/kernel.ts";
 import { authStateOf, classifyFailure, isNamedFailure } from "../../src/runtime/errors.ts";
 import { fixtureServer, startHost, stopAllHosts } from "../helpers/host.ts";
-import { buildCli, REPO_ROOT } from "../helpers/tmp.ts";
+import { REPO_ROOT } from "../helpers/tmp.ts";
 
 type ErrorsModule = typeof kernelErrors;
 type AuthErrorsModule = typeof import("../../plugins/auth-oauth/errors.ts");
@@ -27,7 +27,6 @@ let library: Library;
 let copy: { kernel: ErrorsModule; auth: AuthErrorsModule };
 
 beforeAll(async () => {
-  buildCli(); // dist/ (the program and the library) is built by CI before the tests, and here when it is missing
   library = (await import(pathToFileURL(join(REPO_ROOT, "dist/lib.mjs")).href)) as Library;
   vi.resetModules();
   copy = {

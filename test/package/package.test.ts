@@ -15,7 +15,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { FAUX_PROVIDER, makePiHome, NODE, PI_VERSIONS, REPO_ROOT, callThenRepeat, runPi, type PiHome } from "../e2e/harness/pi.ts";
 import { freshClone, installPacked, packTarball, tarballFiles, type InstalledPackage } from "../helpers/package.ts";
 import { fixturePath } from "../helpers/servers.ts";
-import { buildCli, nodeBinary, projectPath, runProcess } from "../helpers/tmp.ts";
+import { nodeBinary, projectPath, runProcess } from "../helpers/tmp.ts";
 import { startPiTui } from "../helpers/tui.ts";
 
 const MANIFEST = JSON.parse(readFileSync(join(REPO_ROOT, "package.json"), "utf8")) as { version: string };
@@ -31,7 +31,6 @@ let tarball: string;
 const homes: PiHome[] = [];
 
 beforeAll(async () => {
-  buildCli();
   tarball = await packTarball();
 }, 180_000);
 

@@ -1,12 +1,10 @@
-// vitest globalSetup. Pi runs pi-mcp's build (dist/pi/entry.mjs) when the package has one, so a
-// test that runs a real Pi would run an older build after a change to the sources: build first when
-// the build is missing or older than any source it is made from.
-import { execFileSync } from "node:child_process";
+// vitest globalSetup: the one place the tests build dist/. Pi runs pi-mcp's build (dist/pi/entry.mjs) when
+// the package has one, and tests run the built program (dist/cli/index.mjs) and library, so a run after a
+// change to the sources would test an older build: build first when the build is missing or older than any
+// source it is made from.
 import { readdirSync, statSync } from "node:fs";
-import { delimiter, join } from "node:path";
-import { fileURLToPath } from "node:url";
-
-const REPO_ROOT = fileURLToPath(new URL("../..", import.meta.url));
+import { join } from "node:path";
+import { buildDist, REPO_ROOT } from "../helpers/repo.ts";
 
 const SOURCES = ["src", "plugins", "cli", "index.ts", "build.config.ts", "package.json"];
 const BUILT_ENTRY = join(REPO_ROOT, "dist", "pi", "entry.mjs");
@@ -28,17 +26,5 @@ function builtAt(): number {
 
 export default function buildWhenStale(): void {
   const sources = Math.max(...SOURCES.map((name) => newest(join(REPO_ROOT, name))));
-  if (builtAt() >= sources) return;
-  try {
-    execFileSync("unbuild", [], {
-      cwd: REPO_ROOT,
-      env: { ...process.env, PATH: `${join(REPO_ROOT, "node_modules", ".bin")}${delimiter}${process.env.PATH ?? ""}` },
-      stdio: "pipe",
-      timeout: 300_000,
-    });
-  } catch (error) {
-    // The build's own words: a source that does not build fails the run here, saying why.
-    const output = error instanceof Error && "stderr" in error ? String(error.stderr).slice(-4_000) : "";
-    throw new Error(`building the extension for the tests failed: ${String(error)}\n${output}`);
-  }
+  if (builtAt() < sources) buildDist();
 }
