@@ -13,7 +13,6 @@ import * as piCodingAgent from "@earendil-works/pi-coding-agent";
 import type { ExtensionAPI } from "@earendil-works/pi-coding-agent";
 import * as piTui from "@earendil-works/pi-tui";
 import { existsSync } from "node:fs";
-import { fileURLToPath } from "node:url";
 import { providePiHostModules } from "./src/pi/host-modules.ts";
 
 const BUILT_ENTRY = new URL("./dist/pi/entry.mjs", import.meta.url);
@@ -22,7 +21,7 @@ type Entry = typeof import("./src/index.ts");
 
 /** Pi awaits an extension's factory: the entry is loaded and run before Pi goes on. */
 export default async function piMcp(pi: ExtensionAPI): Promise<void> {
-  const built = process.env.PI_MCP_CORE !== "source" && existsSync(fileURLToPath(BUILT_ENTRY));
+  const built = process.env.PI_MCP_CORE !== "source" && existsSync(BUILT_ENTRY);
   if (built) providePiHostModules({ agent: piCodingAgent, tui: piTui });
   const entry: Entry = built ? await import(BUILT_ENTRY.href) : await import("./src/index.ts");
   entry.default(pi);

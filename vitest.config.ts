@@ -13,7 +13,7 @@ export default defineConfig({
     maxWorkers: 3,
     // A test fails when an unhandled rejection or uncaught exception happens while it runs (also in Pi or the CLI it started).
     setupFiles: ["test/setup/unhandled.ts"],
-    // Pi runs pi-mcp's built core: it is rebuilt first when a source is newer than it.
+    // Pi, and the tests of the program, run the build: dist/ is built first when a source is newer than it.
     globalSetup: ["test/setup/built-core.ts"],
     // .ci/run reads the JSON report (and the unhandled errors vitest saw) for its "N passed, N failed" line.
     reporters: ["default", ["json", { outputFile: ".vitest-report.json" }], "./test/setup/unhandled-reporter.ts"],

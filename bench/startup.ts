@@ -138,6 +138,13 @@ export async function startup({ rounds = 5, servers = 10, delayMs = 2_000 } = {}
  * install or an upgrade, or once the temporary folder it keeps the cache in was emptied; `from sources`: pi-mcp's core
  * through that loader instead of its build (PI_MCP_CORE=source).
  */
+interface FirstStartSetup {
+  /** pi-mcp loaded (its settings in settings.json), else Pi's built-in MCP (mcp.json). */
+  readonly piMcp: boolean;
+  /** `pi-mcp list` runs first. */
+  readonly checked?: boolean;
+  readonly env?: Record<string, string>;
+}
 const FIRST_START_VARIANTS = {
   "pi-mcp": { piMcp: true },
   "pi-mcp, settings checked": { piMcp: true, checked: true },
@@ -145,7 +152,7 @@ const FIRST_START_VARIANTS = {
   "pi-mcp, cold": { piMcp: true, env: { JITI_FS_CACHE: "false" } },
   "pi-mcp from sources, cold": { piMcp: true, env: { JITI_FS_CACHE: "false", PI_MCP_CORE: "source" } },
   "Pi's built-in MCP, cold": { piMcp: false, env: { JITI_FS_CACHE: "false" } },
-} satisfies Record<string, { piMcp: boolean; checked?: boolean; env?: Record<string, string> }>;
+} satisfies Record<string, FirstStartSetup>;
 type FirstStartVariant = keyof typeof FIRST_START_VARIANTS;
 
 interface FirstStartSample {
@@ -159,7 +166,7 @@ interface FirstStartSample {
 
 /** One first start (a fresh agent folder) with `servers` servers of `tools` tools each, through pi-mcp or Pi's built-in MCP. */
 async function firstStartOnce(variant: FirstStartVariant, servers: number, tools: number): Promise<FirstStartSample> {
-  const setup: { piMcp: boolean; checked?: boolean; env?: Record<string, string> } = FIRST_START_VARIANTS[variant];
+  const setup: FirstStartSetup = FIRST_START_VARIANTS[variant];
   const home = await makePiHome();
   try {
     const definitions = Object.fromEntries(

@@ -15,8 +15,9 @@
 // MCP extensions out.
 //
 // The client runs as one JavaScript file that vite builds from its sources
-// first (.cache/conformance). The runs go one after another (each already starts all of its scenarios at
-// once). Prints one line per scenario, a line per run, and last
+// first (.cache/conformance). The runs go one after another (each already
+// starts all of its scenarios at once). Prints one line per scenario, a line
+// per run, and last
 // "conformance: N passed, N failed" (scenario runs; expected failures and
 // scenarios that are not scored are counted separately). Exits 1 on any
 // unexpected failure, stale expected-failures entry, timeout or runner error.
@@ -308,10 +309,10 @@ const LABEL = {
 /**
  * The client as one JavaScript file, built once per run: the runner starts a
  * client per scenario, and each start from the TypeScript sources spent about a
- * second of CPU stripping types (a third of the suite's time). The file sits
- * two folders below the project, as the sources do, so the paths they read
- * beside themselves (the package manifest) resolve as from the sources; the
- * packages it imports stay outside the bundle and resolve from node_modules.
+ * second of CPU stripping types (a third of the suite's time). The packages it
+ * imports stay outside the bundle and resolve from node_modules; the package's
+ * own files it reads are found from the package folder
+ * (src/config/package-files.ts), wherever the bundle sits.
  */
 async function bundleClient() {
   const { build } = await import("vite");
